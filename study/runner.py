@@ -1,0 +1,434 @@
+"""Run a study: the trial grid on Ray Tune, every finished trial into the store.
+
+:func:`run` is what ``seedsweep run SPACE --out DIR`` calls. It validates the
+space, checks an existing run directory against it (refusing changes that
+would alter stored configurations), writes the manifest and
+``configs.parquet``, and hands Ray Tune the trial keys not yet stored. A
+driver-side callback writes each finished trial as it ends, so a killed run
+loses at most the trials that were running, and the same command resumes.
+
+Ray: without ``address`` it starts its own local Ray (``ray.init(address=
+"local")``) and never follows an address file a stale ``ray start`` left
+behind; with ``address`` it joins that cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, TextIO
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .errors import UserError
+from .grid import TrialSpec, hyperparameter_types, trial_grid
+from .sampling import arrow_type, sample_configs
+from .schema import EPOCHS, trials_schema
+from .space import Space, load_space, parse_space
+from .store import RunDir, build_manifest, write_json, write_table
+
+__all__ = ["run", "load_study", "RunSummary", "plan_study"]
+
+# Tune's console tables and per-trial log files are replaced by our progress
+# line and our Parquet store (both measured to slow small trials several-fold).
+os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
+
+
+@dataclass
+class RunSummary:
+    """What one ``run`` did: trials in the study, skipped (already stored),
+    run now, and the status counts of every stored trial of the study."""
+
+    out: str
+    total: int
+    skipped: int
+    scheduled: int
+    counts: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False
+
+    def line(self) -> str:
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())) or "none"
+        missing = self.total - sum(self.counts.values())
+        return (f"{self.out}: {self.total} trials in the study; ran {self.scheduled}, skipped {self.skipped} "
+                f"already stored; stored now: {counts}; missing {missing}")
+
+
+def load_study(path: str | os.PathLike) -> Space:
+    """A search space from a YAML file, or from a run directory's ``manifest.json``
+    (a study is re-run from its manifest)."""
+    p = Path(path)
+    if p.is_dir() and (p / "manifest.json").exists():
+        p = p / "manifest.json"
+    if p.suffix == ".json" and p.exists():
+        try:
+            manifest = json.loads(p.read_text())
+            return parse_space(manifest["yaml"], f"{p} (yaml)")
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise UserError(str(p), "not a seedsweep manifest (no 'yaml' entry).",
+                            "Give a search-space YAML file or a run directory's manifest.json.") from None
+    return load_space(p)
+
+
+def plan_study(space: Space) -> tuple[pa.Table, list[TrialSpec]]:
+    """The configurations table and the full trial grid of ``space``."""
+    configs = sample_configs(space)
+    return configs, trial_grid(space, configs)
+
+
+# ------------------------------------------------------------- compatibility
+
+_FROZEN_KEYS = ("name", "family", "task", "fixed")
+_FROZEN_TRAIN = ("max_epochs", "patience", "metric", "mode")
+
+
+def _check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
+    """Refuse a changed file that would change what stored trials mean."""
+    old_manifest = rd.manifest()
+    try:
+        old = parse_space(old_manifest["yaml"], f"{rd.manifest_path} (yaml)")
+    except (KeyError, TypeError):
+        raise UserError(str(rd.manifest_path), "the manifest holds no study YAML.",
+                        "Restore it, or run the study into a new --out folder.") from None
+    fix = "Run the changed study into a new --out folder, or undo the change."
+    where = f"{space.path} vs {rd.manifest_path}"
+    for key in _FROZEN_KEYS:
+        if old.raw.get(key) != space.raw.get(key):
+            raise UserError(where, f"'{key}' changed from {old.raw.get(key)!r} to {space.raw.get(key)!r}; "
+                            "stored trials were run with the old value.", fix)
+    for key in _FROZEN_TRAIN:
+        a, b = getattr(old.train, key), getattr(space.train, key)
+        if a != b:
+            raise UserError(where, f"train.{key} changed from {a!r} to {b!r}; stored trials were trained "
+                            "with the old value.", fix)
+    old_configs = rd.configs()
+    if old_configs is None:
+        return
+    if old_configs.schema != configs.schema:
+        before = {f.name: str(f.type) for f in old_configs.schema}
+        after = {f.name: str(f.type) for f in configs.schema}
+        added = [n for n in after if n not in before]
+        removed = [n for n in before if n not in after]
+        retyped = [n for n in after if n in before and before[n] != after[n]]
+        parts = ([f"added {added}"] if added else []) + ([f"removed {removed}"] if removed else []) + \
+                ([f"changed type of {retyped}"] if retyped else [])
+        raise UserError(where, "the sampled parameters changed (" + "; ".join(parts) +
+                        "), so every stored configuration would change.", fix)
+    n = min(old_configs.num_rows, configs.num_rows)
+    if not old_configs.slice(0, n).equals(configs.slice(0, n)):
+        a, b = old_configs.slice(0, n).to_pylist(), configs.slice(0, n).to_pylist()
+        for ra, rb in zip(a, b):
+            if ra != rb:
+                col = next(c for c in ra if ra[c] != rb[c])
+                raise UserError(where, f"configuration {ra['config_id']} would change: {col} was "
+                                f"{ra[col]!r}, now {rb[col]!r} (sampler, sampler_seed, ranges or options "
+                                "changed).", fix)
+
+
+# ------------------------------------------------------------------- rows
+
+
+def _trial_row(space: Space, spec: TrialSpec, schema: pa.Schema, outcome: dict[str, Any]) -> pa.Table:
+    row: dict[str, Any] = {
+        "study": space.name, "task": space.task_name, "trial_key": spec.key,
+        "config_id": spec.config_id, "choice": spec.choice, "option": str(spec.option), "seed": spec.seed,
+    }
+    row.update(spec.hparams)
+    row.update(outcome)
+    return pa.Table.from_pylist([{f.name: row.get(f.name) for f in schema}], schema=schema)
+
+
+def _epoch_rows(key: str, rows: list[dict[str, Any]]) -> pa.Table:
+    return pa.Table.from_pylist([{**{f.name: r.get(f.name) for f in EPOCHS}, "trial_key": key} for r in rows],
+                                schema=EPOCHS)
+
+
+def _time(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+def _nan_to_none(x: Any) -> Any:
+    return None if isinstance(x, float) and math.isnan(x) else x
+
+
+def _classify_error(text: str) -> str:
+    if "OutOfMemoryError" in text or "out of memory" in text.lower():
+        return "out of memory (the worker was killed)"
+    if any(s in text for s in ("ActorDiedError", "RayActorError", "WorkerCrashedError", "NodeDiedError")):
+        return "worker died"
+    for line in reversed(text.strip().splitlines()):
+        line = line.strip()
+        if line and not line.startswith(("File ", "^", "~")) and ":" in line:
+            return f"exception: {line[:300]}"
+    return "exception"
+
+
+# --------------------------------------------------------------- callbacks
+
+
+def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema: pa.Schema,
+                   prior_attempts: dict[str, int], stream: TextIO, total: int):
+    from ray import tune
+
+    class StoreAndProgress(tune.Callback):
+        """Writes each finished trial to the store; prints one progress line."""
+
+        def __init__(self) -> None:
+            self.epochs: dict[str, list[dict]] = defaultdict(list)
+            self.final: dict[str, dict] = {}
+            self.attempts: dict[str, int] = defaultdict(lambda: 1)
+            self.started: dict[str, datetime] = {}
+            self.counts: Counter = Counter()
+            self.running = 0
+            self.t0 = time.monotonic()
+            self.last_print = 0.0
+            self.tty = stream.isatty()
+
+        @staticmethod
+        def key(trial) -> str:
+            return trial.config["trial_key"]
+
+        def on_trial_start(self, iteration, trials, trial, **info):
+            self.started[self.key(trial)] = datetime.now(timezone.utc)
+
+        def on_trial_result(self, iteration, trials, trial, result, **info):
+            key = self.key(trial)
+            self.epochs[key].append(result)
+            if result.get("final"):
+                self.final[key] = result
+
+        def on_trial_recover(self, iteration, trials, trial, **info):
+            key = self.key(trial)
+            self.attempts[key] += 1
+            self.epochs.pop(key, None)
+            self.final.pop(key, None)
+
+        def _store(self, key: str, outcome: dict[str, Any]) -> None:
+            spec = plan[key]
+            outcome["attempt"] = prior_attempts.get(key, 0) + self.attempts[key]
+            rd.write_trial(key, _trial_row(space, spec, schema, outcome), _epoch_rows(key, self.epochs.pop(key, [])))
+            self.counts[outcome["status"]] += 1
+            self.final.pop(key, None)
+            self.progress(force=False)
+
+        def on_trial_complete(self, iteration, trials, trial, **info):
+            key = self.key(trial)
+            res = self.final.get(key)
+            if res is None:
+                last = self.epochs.get(key, [{}])[-1] if self.epochs.get(key) else {}
+                outcome = {"status": "failed", "reason": "the trial ended without a final report",
+                           "node": last.get("node"), "epochs_run": len(self.epochs.get(key, [])),
+                           "metric": space.train.metric, "started_at": self.started.get(key),
+                           "finished_at": datetime.now(timezone.utc)}
+            else:
+                outcome = {
+                    "status": res["status"], "reason": res["reason"], "error": None,
+                    "epochs_run": res["epochs_run"], "best_epoch": res["best_epoch"],
+                    "dev_score": _nan_to_none(res["dev_score_best"]),
+                    "test_score": _nan_to_none(res["test_score_best"]),
+                    "test_score_max": _nan_to_none(res["test_score_max"]),
+                    "metric": res["metric"], "train_seconds": res["train_seconds"], "node": res["node"],
+                    "started_at": _time(res["started_at"]), "finished_at": _time(res["finished_at"]),
+                }
+            self._store(key, outcome)
+
+        def on_trial_error(self, iteration, trials, trial, **info):
+            key = self.key(trial)
+            text = trial.get_error() or "unknown error"
+            last = text.rsplit("Failure # ", 1)[-1]
+            last = last.split("\n", 1)[-1] if last.startswith(tuple("0123456789")) else last
+            epochs = self.epochs.get(key, [])
+            outcome = {"status": "failed", "reason": _classify_error(last), "error": last.strip()[-8000:],
+                       "epochs_run": len(epochs), "metric": space.train.metric,
+                       "node": epochs[-1].get("node") if epochs else None,
+                       "started_at": self.started.get(key), "finished_at": datetime.now(timezone.utc)}
+            self._store(key, outcome)
+            print(f"trial {key} failed after {self.attempts[key]} attempt(s): {outcome['reason']}",
+                  file=stream, flush=True)
+
+        def on_step_end(self, iteration, trials, **info):
+            self.running = sum(1 for t in trials if t.status == "RUNNING")
+            self.progress(force=False)
+
+        def progress(self, *, force: bool) -> None:
+            now = time.monotonic()
+            interval = 1.0 if self.tty else 10.0
+            if not force and now - self.last_print < interval:
+                return
+            self.last_print = now
+            done = sum(self.counts.values())
+            elapsed = now - self.t0
+            eta = "?" if done == 0 else _clock(elapsed / done * (total - done))
+            text = (f"[seedsweep] {done}/{total} done (ok {self.counts['ok']}, diverged "
+                    f"{self.counts['diverged']}, failed {self.counts['failed']}), {self.running} running, "
+                    f"elapsed {_clock(elapsed)}, ETA {eta}")
+            if self.tty:
+                print("\r" + text, end="" if not force else "\n", file=stream, flush=True)
+            else:
+                print(text, file=stream, flush=True)
+
+    return StoreAndProgress()
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def _accelerators() -> dict[str, Any]:
+    import ray
+
+    nodes = []
+    for node in ray.nodes():
+        if not node.get("Alive"):
+            continue
+        res = node.get("Resources", {})
+        nodes.append({"node_id": node.get("NodeID"), "address": node.get("NodeManagerAddress"),
+                      "CPU": res.get("CPU", 0), "GPU": res.get("GPU", 0),
+                      "accelerator_types": sorted(k.split(":", 1)[1] for k in res if k.startswith("accelerator_type:"))})
+    return {"nodes": nodes, "GPU": sum(n["GPU"] for n in nodes), "CPU": sum(n["CPU"] for n in nodes)}
+
+
+# -------------------------------------------------------------------- run
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(str(out), "exists and is not a folder.", "Give a new or existing run directory as --out.")
+    if out.is_dir() and not (out / "manifest.json").exists():
+        leftovers = [p.name for p in out.iterdir() if p.name != ".lock" and not p.name.startswith(".tmp-")]
+        if leftovers:
+            raise UserError(str(out), f"is a folder with other files ({', '.join(sorted(leftovers)[:3])}…) and no "
+                            "manifest.json, so it is not a seedsweep run directory.",
+                            "Give a new or empty folder as --out, or an existing run directory.")
+
+
+def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str | None = None,
+        retry_failed: bool = False, num_cpus: int | None = None, ray_temp_dir: str | None = None,
+        stream: TextIO | None = None, command: list[str] | None = None) -> RunSummary:
+    """Run (or resume) the study of ``space_path`` into the run directory ``out``.
+
+    Only trial keys without a stored row run; ``retry_failed`` also reruns the
+    trials stored as ``failed`` and replaces their rows. Returns a
+    :class:`RunSummary`. Raises :class:`UserError` for bad input, before
+    anything is written.
+
+    >>> run("search_spaces/quickstart.yaml", "runs/quickstart").counts   # doctest: +SKIP
+    {'ok': 48}
+    """
+    stream = stream or sys.stderr
+    space = load_study(space_path)
+    configs, grid = plan_study(space)
+    out = Path(out)
+    _check_out(out)
+    rd = RunDir(out)
+    resuming = rd.exists()
+    if resuming:
+        _check_compatible(rd, space, configs)
+    types = hyperparameter_types(space)
+    schema = trials_schema({n: arrow_type(t) for n, t in types.items()})
+    with rd.locked():
+        previous = rd.manifest() if resuming else None
+        manifest = build_manifest(space, accelerators={}, command=command or [])
+        if previous is not None:
+            history = previous.pop("history", [])
+            manifest["history"] = history + [previous]
+        else:
+            manifest["history"] = []
+        write_json(manifest, rd.manifest_path)
+        rd.prepare()
+        old = rd.configs()
+        if old is None or old.num_rows < configs.num_rows:
+            write_table(configs, rd.configs_path)
+
+        stored = rd.stored_keys()
+        prior_attempts: dict[str, int] = {}
+        rerun: set[str] = set()
+        if retry_failed and stored:
+            table = rd.read_trials()
+            failed = table.filter(pc.equal(table["status"], "failed"))
+            for key, attempt in zip(failed["trial_key"].to_pylist(), failed["attempt"].to_pylist()):
+                rerun.add(key)
+                prior_attempts[key] = int(attempt or 0)
+        todo = [t for t in grid if t.key not in stored or t.key in rerun]
+        skipped = len(grid) - len(todo)
+        print(f"[seedsweep] {space.name}: {space.samples} configurations, {len(grid)} trials; "
+              f"{skipped} already stored, {len(todo)} to run" + (f" ({len(rerun)} failed to retry)" if rerun else ""),
+              file=stream, flush=True)
+        interrupted = False
+        if todo:
+            interrupted = _tune(rd, space, todo, schema, prior_attempts, manifest, address=address,
+                                num_cpus=num_cpus, ray_temp_dir=ray_temp_dir, stream=stream)
+        table = rd.read_trials()
+    keys = {t.key for t in grid}
+    counts: dict[str, int] = {}
+    if table is not None:
+        mine = table.filter(pc.is_in(table["trial_key"], value_set=pa.array(sorted(keys), pa.string())))
+        counts = dict(Counter(mine["status"].to_pylist()))
+    return RunSummary(out=str(out), total=len(grid), skipped=skipped, scheduled=len(todo), counts=counts,
+                      interrupted=interrupted)
+
+
+def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, prior_attempts: dict[str, int],
+          manifest: dict[str, Any], *, address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
+          stream: TextIO) -> bool:
+    import ray
+    from ray import tune
+
+    from .trial import trainable
+
+    started_ray = False
+    if not ray.is_initialized():
+        kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
+                                  "include_dashboard": False}
+        if address:
+            ray.init(address=address, **kwargs)
+        else:
+            ray.init(address="local", num_cpus=num_cpus, _temp_dir=ray_temp_dir, **kwargs)
+        started_ray = True
+    storage = tempfile.mkdtemp(prefix="seedsweep-tune-")
+    quiet = [logging.getLogger(n) for n in ("ray.tune", "ray.train", "ray.air")]
+    levels = [lg.level for lg in quiet]
+    try:
+        manifest["accelerators"] = _accelerators()
+        write_json(manifest, rd.manifest_path)
+        plan = {t.key: t for t in todo}
+        callback = _make_callback(rd, space, plan, schema, prior_attempts, stream, len(todo))
+        resources = {"cpu": space.resources.cpu, "gpu": space.resources.gpu}
+        tuner = tune.Tuner(
+            tune.with_resources(tune.with_parameters(trainable, space=space, plan=plan), resources),
+            param_space={"trial_key": tune.grid_search([t.key for t in todo])},
+            tune_config=tune.TuneConfig(reuse_actors=True),
+            run_config=tune.RunConfig(
+                name="seedsweep", storage_path=storage, verbose=0, callbacks=[callback],
+                failure_config=tune.FailureConfig(max_failures=space.train.retries),
+            ),
+        )
+        for lg in quiet:
+            lg.setLevel(logging.CRITICAL)
+        try:
+            tuner.fit()
+        except KeyboardInterrupt:
+            return True
+        finally:
+            for lg, level in zip(quiet, levels):
+                lg.setLevel(level)
+        callback.progress(force=True)
+        return sum(callback.counts.values()) < len(todo)
+    finally:
+        shutil.rmtree(storage, ignore_errors=True)
+        if started_ray:
+            ray.shutdown()

@@ -1,0 +1,100 @@
+"""Configurations: the hyperparameters every option and seed of a row share.
+
+Configuration ``i`` is drawn by our own sampler, never by Ray Tune per trial
+(Tune would draw new values for every grid point and break the pairing).
+
+* ``sampler: random`` (default): parameter ``p`` of configuration ``i`` comes
+  from NumPy's PCG64 seeded with ``(sampler_seed, i, h(p))``, ``h`` a stable
+  hash of the name. Growing ``samples`` keeps configurations ``0..n-1``, and
+  adding a parameter does not move the draws of the others.
+* ``sampler: qmc``: a scrambled Sobol sequence (SciPy's, the generator that
+  Optuna's ``QMCSampler`` wraps) seeded with ``sampler_seed``; configuration
+  ``i`` is point ``i``, one dimension per parameter in file order. We use the
+  sequence directly rather than Optuna's ask/tell loop so that configuration
+  ``i`` depends on ``i`` alone, not on the order trials were asked for.
+
+Every parameter is drawn for every configuration, also one whose ``when``
+condition does not hold there; the trials table shows it as null where it does
+not apply (see :func:`study.grid.effective_params`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import warnings
+
+import numpy as np
+import pyarrow as pa
+
+from .space import Param, Space
+
+__all__ = ["sample_configs", "config_id", "arrow_type", "stable_hash"]
+
+_ARROW = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
+
+
+def arrow_type(value_type: str) -> pa.DataType:
+    """The Arrow column type of a parameter's value type (``str``/``int``/``float``/``bool``)."""
+    return _ARROW[value_type]
+
+
+def stable_hash(text: str) -> int:
+    """A 64-bit integer from ``text`` that is the same in every process and Python version."""
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def config_id(i: int) -> str:
+    """The id of configuration ``i``: ``c00000``, ``c00001``, …"""
+    return f"c{i:05d}"
+
+
+def _drawn(space: Space) -> list[Param]:
+    """The parameters drawn per configuration: sampled compared choices, then ``space``."""
+    choices = space.choices
+    return [Param(n, "choice", values=choices[n]) for n in space.sampled_choices] + list(space.params)
+
+
+def _from_unit(p: Param, u: float):
+    """Map a point ``u`` in [0, 1) to a value of ``p``."""
+    if p.kind == "choice":
+        return p.values[min(int(u * len(p.values)), len(p.values) - 1)]
+    if p.kind == "uniform":
+        return p.low + u * (p.high - p.low)
+    if p.kind == "loguniform":
+        return math.exp(math.log(p.low) + u * (math.log(p.high) - math.log(p.low)))
+    return min(int(p.low + u * (p.high - p.low + 1)), p.high)  # int, inclusive
+
+
+def _cast(p: Param, value):
+    if value is None:
+        return None
+    return {"str": str, "int": int, "float": float, "bool": bool}[p.value_type](value)
+
+
+def sample_configs(space: Space) -> pa.Table:
+    """The configurations table: ``config_id`` plus one typed column per drawn parameter.
+
+    Deterministic: the same file gives the same table (and the same Parquet
+    bytes when written with :func:`study.store.write_table`).
+    """
+    params = _drawn(space)
+    n = space.samples
+    if space.sampler == "qmc" and params:
+        from scipy.stats import qmc
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # "balance properties" warning for n != 2**m
+            points = qmc.Sobol(d=len(params), scramble=True, seed=space.sampler_seed).random(n)
+        units = [[float(points[i, j]) for j in range(len(params))] for i in range(n)]
+    else:
+        units = [
+            [float(np.random.default_rng([space.sampler_seed, i, stable_hash(p.name)]).random())
+             for p in params]
+            for i in range(n)
+        ]
+    columns = {"config_id": pa.array([config_id(i) for i in range(n)], pa.string())}
+    for j, p in enumerate(params):
+        values = [_cast(p, _from_unit(p, units[i][j])) for i in range(n)]
+        columns[p.name] = pa.array(values, arrow_type(p.value_type))
+    return pa.table(columns)

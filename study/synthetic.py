@@ -1,0 +1,133 @@
+"""The ``synthetic`` family: a model with a known answer, for tests and benchmarks.
+
+It accepts any hyperparameters and computes, for a trial of configuration
+``c`` with options ``o`` (one per compared choice) and seed ``s``::
+
+    q        = base + sum_choice effects[choice][o_choice] + d(c) + noise * z(s, c, o)
+    dev_t    = q * (1 - exp(-t / tau)) + epoch_noise * e_dev(t)
+    test_t   = q * (1 - exp(-t / tau)) + epoch_noise * e_test(t) + test_shift
+    loss_t   = exp(-t / tau)
+
+where ``d(c)`` in [-spread/2, spread/2) is a pseudo-random "difficulty" of the
+configuration's other hyperparameters (shared by all its options and seeds),
+``z`` is a standard normal drawn from the trial's seed and identity, and
+``e_dev``, ``e_test`` are standard normals per epoch. The option with the
+largest effect therefore wins most configurations when ``noise`` is small
+against the effect differences.
+
+``task:`` keys (all optional): ``base`` (0.8), ``effects`` (``{choice:
+{option: effect}}``, missing options 0), ``noise`` (0.01), ``epoch_noise``
+(0.002), ``tau`` (2.0), ``spread`` (0.1), ``test_shift`` (-0.01),
+``diverge`` (options whose loss becomes NaN at epoch 2, status ``diverged``),
+``fail`` (options whose trial raises at epoch 1, status ``failed`` after the
+retries). ``fixed: {epoch_seconds: S}`` sleeps ``S`` seconds per epoch.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import UserError
+from .grid import TrialSpec
+from .sampling import stable_hash
+from .space import Space, Train
+
+__all__ = ["FAMILY", "SyntheticModel"]
+
+TASK_KEYS = {"name", "dataset", "base", "effects", "noise", "epoch_noise", "tau", "spread",
+             "test_shift", "diverge", "fail"}
+
+
+class SyntheticModel:
+    """One synthetic trial; see the module docstring for the formula."""
+
+    def __init__(self, space: Space, trial: TrialSpec) -> None:
+        task = space.task
+        hp = trial.hparams
+        self.tau = float(task.get("tau", 2.0))
+        self.epoch_noise = float(task.get("epoch_noise", 0.002))
+        self.test_shift = float(task.get("test_shift", -0.01))
+        self.epoch_seconds = float(hp.get("epoch_seconds") or 0.0)
+        choices = space.choices
+        effects = task.get("effects", {}) or {}
+        options = {c: hp.get(c) for c in choices}
+        effect = sum(float((effects.get(c) or {}).get(o, 0.0)) for c, o in options.items())
+        others = sorted((k, repr(v)) for k, v in hp.items() if k not in choices and k != "epoch_seconds")
+        difficulty = (stable_hash(repr(others)) % 1_000_003) / 1_000_003 - 0.5
+        identity = repr(sorted((k, repr(v)) for k, v in hp.items()))
+        self.rng = np.random.default_rng([trial.seed, stable_hash(identity)])
+        z = float(self.rng.standard_normal())
+        self.quality = (float(task.get("base", 0.8)) + effect + float(task.get("spread", 0.1)) * difficulty
+                        + float(task.get("noise", 0.01)) * z)
+        self.diverges = any(o in (task.get("diverge") or []) for o in options.values())
+        self.fails = any(o in (task.get("fail") or []) for o in options.values())
+
+    def train_epoch(self, epoch: int) -> float:
+        if self.fails:
+            raise RuntimeError("synthetic failure requested by task.fail")
+        if self.epoch_seconds:
+            time.sleep(self.epoch_seconds)
+        if self.diverges and epoch >= 2:
+            return float("nan")
+        return math.exp(-epoch / self.tau)
+
+    def evaluate(self, epoch: int) -> tuple[float, float]:
+        level = self.quality * (1.0 - math.exp(-epoch / self.tau))
+        dev = level + self.epoch_noise * float(self.rng.standard_normal())
+        test = level + self.epoch_noise * float(self.rng.standard_normal()) + self.test_shift
+        return dev, test
+
+
+@dataclass(frozen=True)
+class _Synthetic:
+    name: str = "synthetic"
+    uses_torch: bool = False
+    train_defaults: Train = Train(max_epochs=10, patience=3, metric="score", mode="max",
+                                  timeout_s=None, retries=1)
+
+    def validate(self, space: Space) -> None:
+        for key in space.task:
+            if key not in TASK_KEYS:
+                raise UserError(f"{space.path}: task.{key}", f"unknown key '{key}' for the synthetic family.",
+                                f"Allowed: {', '.join(sorted(TASK_KEYS))}.")
+        effects = space.task.get("effects", {}) or {}
+        if not isinstance(effects, dict):
+            raise UserError(f"{space.path}: task.effects", f"expected {{choice: {{option: effect}}}}, got {effects!r}.",
+                            "Give a number per option, e.g. effects: {classifier: {crf: 0.02}}.")
+        for choice, per_option in effects.items():
+            where = f"{space.path}: task.effects.{choice}"
+            if choice not in space.choices:
+                raise UserError(where, f"'{choice}' is not a compared choice.",
+                                f"Compared choices: {', '.join(space.choices)}.")
+            if not isinstance(per_option, dict):
+                raise UserError(where, f"expected {{option: effect}}, got {per_option!r}.",
+                                "Give a number per option.")
+            for option, value in per_option.items():
+                if option not in space.choices[choice]:
+                    raise UserError(f"{where}.{option}", f"'{option}' is not an option of '{choice}'.",
+                                    f"Options: {list(space.choices[choice])}.")
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise UserError(f"{where}.{option}", f"expected a number, got {value!r}.", "Give the effect as a number.")
+        for key in ("base", "noise", "epoch_noise", "tau", "spread", "test_shift"):
+            value = space.task.get(key, 0.0)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UserError(f"{space.path}: task.{key}", f"expected a number, got {value!r}.", "Give a number.")
+        if float(space.task.get("tau", 2.0)) <= 0:
+            raise UserError(f"{space.path}: task.tau", "tau must be positive.", "Give a number > 0.")
+        seconds = dict(space.fixed).get("epoch_seconds", 0.0)
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+            raise UserError(f"{space.path}: fixed.epoch_seconds", f"expected seconds >= 0, got {seconds!r}.",
+                            "Give a number of seconds per epoch.")
+
+    def resolve(self, space: Space) -> list[str]:
+        return ["synthetic: nothing to load"]
+
+    def build(self, space: Space, trial: TrialSpec) -> SyntheticModel:
+        return SyntheticModel(space, trial)
+
+
+FAMILY = _Synthetic()

@@ -1,0 +1,135 @@
+"""One trial: seed everything, build the model, train with early stopping on dev.
+
+:func:`run_trial` is the training protocol shared by every family:
+
+* Python's ``random``, NumPy's global generator and torch (CPU and CUDA, when
+  the family uses torch) are seeded from the trial's seed before the model is
+  built.
+* After each epoch the dev and test scores are computed; the best dev epoch
+  (``train.mode``) is remembered, and training stops after ``train.patience``
+  epochs without a better dev score, or after ``train.max_epochs``.
+* ``test_score`` is the test score *at the best dev epoch*; ``test_score_max``
+  (the best test score over all epochs) is kept only to show how much picking
+  epochs by the test set would inflate results.
+* A NaN/inf training loss or dev score ends the trial with status
+  ``diverged`` (its epochs so far are kept).
+* ``train.timeout_s`` is checked after every epoch: past it the trial ends
+  with status ``failed`` and reason ``timeout``. (The check is cooperative --
+  an epoch that never returns is not interrupted.)
+* An exception propagates, so Ray Tune retries the trial up to
+  ``train.retries`` times; the driver stores it as ``failed`` after the last.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import socket
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+import numpy as np
+
+from .families import get_family
+from .grid import TrialSpec
+from .space import Space
+
+__all__ = ["seed_everything", "run_trial", "trainable"]
+
+
+def seed_everything(seed: int, *, torch: bool = False) -> None:
+    """Seed Python, NumPy and (if ``torch``) torch on CPU and every CUDA device."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    os.environ["PYTHONHASHSEED"] = str(seed)  # for subprocesses the trial may start
+    if torch:
+        import torch as _torch
+
+        _torch.manual_seed(seed)
+        if _torch.cuda.is_available():
+            _torch.cuda.manual_seed_all(seed)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _node() -> str:
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return ray.get_runtime_context().get_node_id()
+    except Exception:  # noqa: BLE001 - outside Ray there is no node id; fall back to the host
+        pass
+    return socket.gethostname()
+
+
+def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]], None]) -> None:
+    """Train one trial, calling ``report`` once per epoch.
+
+    Every report holds that epoch's row (``epoch``, ``train_loss``,
+    ``dev_score``, ``test_score``, ``seconds``) and ``node``; the last one
+    also holds ``final: True`` and the trial's outcome (``status``,
+    ``reason``, ``epochs_run``, ``best_epoch``, ``dev_score_best``,
+    ``test_score_best``, ``test_score_max``, ``metric``, ``train_seconds``,
+    ``started_at``, ``finished_at``).
+    """
+    family = get_family(space.family)
+    train = space.train
+    started = _now()
+    t0 = time.perf_counter()
+    node = _node()
+    seed_everything(trial.seed, torch=family.uses_torch)
+    model = family.build(space, trial)
+    better = (lambda a, b: a > b) if train.mode == "max" else (lambda a, b: a < b)
+    best_epoch, best_dev, best_test, max_test = 0, math.nan, math.nan, math.nan
+    since_best = 0
+    for epoch in range(1, train.max_epochs + 1):
+        e0 = time.perf_counter()
+        loss = float(model.train_epoch(epoch))
+        status, reason = "ok", ""
+        if not math.isfinite(loss):
+            dev, test = math.nan, math.nan
+            status, reason = "diverged", f"non-finite training loss ({loss}) at epoch {epoch}"
+        else:
+            dev, test = (float(x) for x in model.evaluate(epoch))
+            if not math.isfinite(dev):
+                status, reason = "diverged", f"non-finite dev score ({dev}) at epoch {epoch}"
+        row = {"epoch": epoch, "train_loss": loss, "dev_score": dev, "test_score": test,
+               "seconds": time.perf_counter() - e0, "node": node}
+        done = status != "ok"
+        if not done:
+            if math.isfinite(test):
+                max_test = test if math.isnan(max_test) else (max(max_test, test) if train.mode == "max"
+                                                               else min(max_test, test))
+            if best_epoch == 0 or better(dev, best_dev):
+                best_epoch, best_dev, best_test, since_best = epoch, dev, test, 0
+            else:
+                since_best += 1
+            if since_best >= train.patience:
+                done, reason = True, f"early stop: no better dev {train.metric} for {train.patience} epochs"
+            elif epoch == train.max_epochs:
+                done, reason = True, "max_epochs reached"
+            elif train.timeout_s is not None and time.perf_counter() - t0 > train.timeout_s:
+                done, status, reason = True, "failed", "timeout"
+        if done:
+            row.update({
+                "final": True, "status": status, "reason": reason, "epochs_run": epoch,
+                "best_epoch": best_epoch or None, "dev_score_best": best_dev, "test_score_best": best_test,
+                "test_score_max": max_test, "metric": train.metric,
+                "train_seconds": time.perf_counter() - t0,
+                "started_at": started.isoformat(), "finished_at": _now().isoformat(),
+            })
+        report(row)
+        if done:
+            return
+
+
+def trainable(config: dict[str, Any], *, space: Space, plan: dict[str, TrialSpec]) -> None:
+    """The Ray Tune function trainable: ``config`` holds only the trial key."""
+    from ray import tune
+
+    run_trial(space, plan[config["trial_key"]], tune.report)

@@ -1,0 +1,77 @@
+"""Shared fixtures: search-space files, a private Ray for in-process engine tests,
+and helpers to find (and clean up) the Ray processes a test started."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_yaml(folder: Path, text: str, name: str = "space.yaml") -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+@pytest.fixture
+def space_file(tmp_path):
+    """A factory: ``space_file(yaml_text)`` -> path of that file in tmp_path."""
+    return lambda text, name="space.yaml": write_yaml(tmp_path, text, name)
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """One private local Ray for the in-process engine tests (its own temp dir,
+    shut down at the end). The runner reuses an initialised Ray."""
+    import ray
+
+    temp = tempfile.mkdtemp(prefix="ssr-", dir="/tmp")  # short: Ray's socket paths have a length limit
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    yield
+    ray.shutdown()
+    shutil.rmtree(temp, ignore_errors=True)
+
+
+def tagged_processes(tag: str) -> list[psutil.Process]:
+    """Processes whose environment carries SEEDSWEEP_TEST_TAG=tag (a test's own
+    subprocesses and everything they started, Ray's daemons and workers included)."""
+    found = []
+    for proc in psutil.process_iter(["pid"]):
+        try:
+            if proc.pid == os.getpid():
+                continue
+            if proc.environ().get("SEEDSWEEP_TEST_TAG") == tag:
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
+            continue
+    return found
+
+
+def wait_gone(tag: str, timeout: float) -> list[psutil.Process]:
+    """Wait up to ``timeout`` s for the tagged processes to exit; return those left."""
+    deadline = time.monotonic() + timeout
+    left = tagged_processes(tag)
+    while left and time.monotonic() < deadline:
+        time.sleep(1.0)
+        left = tagged_processes(tag)
+    return left
+
+
+def kill_tagged(tag: str) -> None:
+    """Clean-up: SIGKILL the tagged processes, by PID (never pkill or ray stop)."""
+    for proc in tagged_processes(tag):
+        try:
+            proc.kill()
+        except psutil.NoSuchProcess:
+            pass

@@ -1,0 +1,109 @@
+"""Search-space validation: every malformed file gives one paragraph naming the
+file and key, exit code 2, and nothing on disk."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from study import UserError, load_space
+from study.cli import main
+from tests.conftest import REPO
+
+GOOD = """
+name: demo
+family: synthetic
+samples: 4
+seeds: 2
+compare:
+  classifier: [softmax, crf]
+space:
+  dropout: {choice: [none, naive, variational]}
+  dropout_rate: {choice: [0.05, 0.5], when: {dropout: [naive, variational]}}
+  lr: {loguniform: [1.0e-4, 1.0e-2]}
+  layers: {int: [1, 3]}
+"""
+
+# (label, YAML text, words the message must contain)
+BAD = [
+    ("unknown top-level key", GOOD + "sampels: 3\n", ["sampels", "Did you mean 'samples'"]),
+    ("wrong type", GOOD.replace("samples: 4", "samples: four"), ["samples", "whole number", "'four'"]),
+    ("missing required key", GOOD.replace("family: synthetic\n", ""), ["'family'", "missing"]),
+    ("empty options", GOOD.replace("[softmax, crf]", "[]"), ["compare.classifier", "empty"]),
+    ("one option only", GOOD.replace("[softmax, crf]", "[crf]"), ["compare.classifier", "two or more"]),
+    ("duplicate options", GOOD.replace("[softmax, crf]", "[crf, crf]"), ["compare.classifier", "twice"]),
+    ("negative seeds", GOOD.replace("seeds: 2", "seeds: -2"), ["seeds", ">= 1"]),
+    ("negative seed in list", GOOD.replace("seeds: 2", "seeds: [1, -3]"), ["seeds[1]", ">= 0"]),
+    ("duplicate seeds", GOOD.replace("seeds: 2", "seeds: [1, 1]"), ["seeds", "twice"]),
+    ("unknown family", GOOD.replace("family: synthetic", "family: lstm"), ["family", "'lstm'", "synthetic"]),
+    ("when names unknown parameter", GOOD.replace("when: {dropout:", "when: {droput:"),
+     ["space.dropout_rate.when.droput", "Did you mean 'dropout'"]),
+    ("when names unknown value", GOOD.replace("[naive, variational]}}", "[naive, gaussian]}}"),
+     ["when.dropout", "'gaussian'"]),
+    ("unreadable YAML", GOOD.replace("compare:\n", "compare: [\n"), ["not valid YAML", "line"]),
+    ("duplicate mapping key", GOOD + "seeds: 3\n", ["duplicate key 'seeds'"]),
+    ("empty file", "", ["empty"]),
+    ("reserved name", GOOD.replace("layers:", "seed:"), ["space.seed", "column of the trials table"]),
+    ("mixed option types", GOOD.replace("[0.05, 0.5]", "[none, 0.5]"), ["dropout_rate.choice", "mix types", "null"]),
+    ("empty range", GOOD.replace("[1, 3]", "[3, 1]"), ["space.layers.int", "empty"]),
+    ("non-positive log range", GOOD.replace("[1.0e-4, 1.0e-2]", "[0.0, 1.0e-2]"), ["loguniform", "> 0"]),
+    ("two distributions", GOOD.replace("{int: [1, 3]}", "{int: [1, 3], choice: [1]}"), ["exactly one distribution"]),
+    ("unknown train key", GOOD + "train: {epochs: 3}\n", ["train.epochs", "max_epochs"]),
+    ("bad mode", GOOD + "train: {mode: maximise}\n", ["train.mode", "max, min"]),
+    ("bad gpu fraction", GOOD + "resources: {gpu: 1.5}\n", ["resources.gpu", "fraction"]),
+    ("name in compare and space", GOOD.replace("  layers:", "  classifier:"), ["space.classifier", "also given"]),
+    ("option with slash", GOOD.replace("[softmax, crf]", "[softmax, crf/v2]"), ["'crf/v2'", "trial key"]),
+]
+
+
+def test_good_file_parses_with_documented_defaults(space_file):
+    space = load_space(space_file(GOOD))
+    assert space.n_trials == 4 * 2 * 2
+    assert space.seeds == (1, 2)
+    assert space.sampler_seed == 0 and space.sampler == "random"
+    assert space.train.patience == 3 and space.train.mode == "max"
+    assert space.resources.cpu == 1.0 and space.resources.gpu == 0.0
+    assert [p.name for p in space.params] == ["dropout", "dropout_rate", "lr", "layers"]
+
+
+@pytest.mark.parametrize("label,text,words", BAD, ids=[b[0] for b in BAD])
+def test_malformed_file_exits_2_with_one_paragraph_and_creates_nothing(space_file, tmp_path, capsys, label, text, words):
+    path = space_file(text)
+    out = tmp_path / "run"
+    code = main(["run", str(path), "--out", str(out)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert not out.exists(), "a bad file must not create the run directory"
+    assert "\n" not in err, f"one paragraph expected, got:\n{err}"
+    assert str(path) in err
+    for word in words:
+        assert word in err, f"{label}: {word!r} not in {err!r}"
+
+
+def test_missing_file_is_a_user_error(tmp_path):
+    with pytest.raises(UserError, match="no such search-space file"):
+        load_space(tmp_path / "nope.yaml")
+
+
+def test_real_cli_exit_code_and_check_output(space_file, tmp_path):
+    bad = space_file(GOOD.replace("samples: 4", "samples: 0"), "bad.yaml")
+    proc = subprocess.run([sys.executable, "-m", "study", "check", str(bad)], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 2
+    assert "samples" in proc.stderr and ">= 1" in proc.stderr
+    good = space_file(GOOD, "good.yaml")
+    proc = subprocess.run([sys.executable, "-m", "study", "check", str(good)], capture_output=True, text=True, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert "4 configurations" in proc.stdout and "= 16 trials" in proc.stdout
+
+
+def test_shipped_search_spaces_validate():
+    for path in sorted((REPO / "search_spaces").glob("*.yaml")):
+        load_space(path)
+
+
+def test_yes_no_on_off_stay_option_names(space_file):
+    sp = load_space(space_file(GOOD.replace("[softmax, crf]", "[yes, no]") + "fixed: {bidirectional: on, frozen: true}\n"))
+    assert sp.choices["classifier"] == ("yes", "no")
+    assert dict(sp.fixed) == {"bidirectional": "on", "frozen": True}

@@ -1,0 +1,70 @@
+"""The training protocol shared by every family (no Ray needed here)."""
+
+from __future__ import annotations
+
+import math
+
+from study.grid import trial_grid
+from study.sampling import sample_configs
+from study.space import parse_space
+from study.trial import run_trial
+
+SPACE = """
+name: t
+family: synthetic
+samples: 2
+seeds: 1
+compare: {{classifier: [softmax, crf]}}
+task: {{epoch_noise: {epoch_noise}, tau: 3.0, diverge: [{diverge}]}}
+fixed: {{epoch_seconds: {seconds}}}
+train: {{max_epochs: {max_epochs}, patience: {patience}{timeout}}}
+"""
+
+
+def run(epoch_noise=0.02, diverge="", seconds=0.0, max_epochs=30, patience=3, timeout="", option="crf"):
+    sp = parse_space(SPACE.format(epoch_noise=epoch_noise, diverge=diverge, seconds=seconds,
+                                  max_epochs=max_epochs, patience=patience, timeout=timeout), "t.yaml")
+    trial = next(t for t in trial_grid(sp, sample_configs(sp)) if t.option == option)
+    rows = []
+    run_trial(sp, trial, rows.append)
+    return rows
+
+
+def test_test_score_is_taken_at_the_best_dev_epoch():
+    rows = run()
+    final = rows[-1]
+    assert final["final"] is True and all("final" not in r for r in rows[:-1])
+    best = max(rows, key=lambda r: r["dev_score"])
+    assert final["best_epoch"] == best["epoch"]
+    assert final["test_score_best"] == best["test_score"]
+    assert final["test_score_max"] == max(r["test_score"] for r in rows)
+    assert final["test_score_max"] >= final["test_score_best"]
+
+
+def test_early_stopping_waits_exactly_patience_epochs():
+    rows = run(patience=2)
+    final = rows[-1]
+    assert final["epochs_run"] == len(rows)
+    if final["epochs_run"] < 30:
+        assert final["epochs_run"] - final["best_epoch"] == 2
+        assert final["reason"].startswith("early stop")
+
+
+def test_same_seed_same_scores():
+    assert [r["test_score"] for r in run()] == [r["test_score"] for r in run()]
+
+
+def test_non_finite_loss_ends_the_trial_as_diverged_and_keeps_its_epochs():
+    rows = run(diverge="crf")
+    final = rows[-1]
+    assert final["status"] == "diverged" and "non-finite training loss" in final["reason"]
+    assert final["epochs_run"] == 2 and math.isnan(final["train_loss"])
+    assert final["best_epoch"] == 1  # the epoch before it diverged
+    assert run(diverge="crf", option="softmax")[-1]["status"] == "ok"
+
+
+def test_timeout_ends_the_trial_as_failed_with_reason_timeout():
+    rows = run(seconds=0.05, timeout=", timeout_s: 0.12", patience=50, epoch_noise=0.0)
+    final = rows[-1]
+    assert final["status"] == "failed" and final["reason"] == "timeout"
+    assert 2 <= final["epochs_run"] < 30
