@@ -182,18 +182,28 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
     from ray import tune
 
     class StoreAndProgress(tune.Callback):
-        """Writes each finished trial to the store; prints one progress line."""
+        """Writes each finished trial to the store; prints one progress line.
 
-        def __init__(self) -> None:
+        Tune pickles its callbacks into its own experiment state; we never
+        restore from that state (the store is the record), so pickling keeps
+        nothing (``__getstate__``), and nothing here leans on a closure.
+        """
+
+        def __init__(self, rd, space, plan, schema, prior_attempts, stream, total) -> None:
+            self.rd, self.space, self.plan, self.schema = rd, space, plan, schema
+            self.prior_attempts, self.stream, self.total = prior_attempts, stream, total
             self.epochs: dict[str, list[dict]] = defaultdict(list)
             self.final: dict[str, dict] = {}
-            self.attempts: dict[str, int] = defaultdict(lambda: 1)
+            self.attempts: Counter = Counter()
             self.started: dict[str, datetime] = {}
             self.counts: Counter = Counter()
             self.running = 0
             self.t0 = time.monotonic()
             self.last_print = 0.0
             self.tty = stream.isatty()
+
+        def __getstate__(self):
+            return {}
 
         @staticmethod
         def key(trial) -> str:
@@ -215,9 +225,10 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
             self.final.pop(key, None)
 
         def _store(self, key: str, outcome: dict[str, Any]) -> None:
-            spec = plan[key]
-            outcome["attempt"] = prior_attempts.get(key, 0) + self.attempts[key]
-            rd.write_trial(key, _trial_row(space, spec, schema, outcome), _epoch_rows(key, self.epochs.pop(key, [])))
+            spec = self.plan[key]
+            outcome["attempt"] = self.prior_attempts.get(key, 0) + self.attempts[key] + 1
+            self.rd.write_trial(key, _trial_row(self.space, spec, self.schema, outcome),
+                                _epoch_rows(key, self.epochs.pop(key, [])))
             self.counts[outcome["status"]] += 1
             self.final.pop(key, None)
             self.progress(force=False)
@@ -226,10 +237,10 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
             key = self.key(trial)
             res = self.final.get(key)
             if res is None:
-                last = self.epochs.get(key, [{}])[-1] if self.epochs.get(key) else {}
+                epochs = self.epochs.get(key) or [{}]
                 outcome = {"status": "failed", "reason": "the trial ended without a final report",
-                           "node": last.get("node"), "epochs_run": len(self.epochs.get(key, [])),
-                           "metric": space.train.metric, "started_at": self.started.get(key),
+                           "node": epochs[-1].get("node"), "epochs_run": len(self.epochs.get(key, [])),
+                           "metric": self.space.train.metric, "started_at": self.started.get(key),
                            "finished_at": datetime.now(timezone.utc)}
             else:
                 outcome = {
@@ -245,17 +256,18 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
 
         def on_trial_error(self, iteration, trials, trial, **info):
             key = self.key(trial)
-            text = trial.get_error() or "unknown error"
+            text = _error_text(trial)
             last = text.rsplit("Failure # ", 1)[-1]
-            last = last.split("\n", 1)[-1] if last.startswith(tuple("0123456789")) else last
+            last = last.split("\n", 1)[-1] if last[:1].isdigit() else last
             epochs = self.epochs.get(key, [])
             outcome = {"status": "failed", "reason": _classify_error(last), "error": last.strip()[-8000:],
-                       "epochs_run": len(epochs), "metric": space.train.metric,
+                       "epochs_run": len(epochs), "metric": self.space.train.metric,
                        "node": epochs[-1].get("node") if epochs else None,
                        "started_at": self.started.get(key), "finished_at": datetime.now(timezone.utc)}
+            attempts = self.attempts[key] + 1
             self._store(key, outcome)
-            print(f"trial {key} failed after {self.attempts[key]} attempt(s): {outcome['reason']}",
-                  file=stream, flush=True)
+            print(f"\n[seedsweep] trial {key} failed after {attempts} attempt(s): {outcome['reason']}",
+                  file=self.stream, flush=True)
 
         def on_step_end(self, iteration, trials, **info):
             self.running = sum(1 for t in trials if t.status == "RUNNING")
@@ -269,16 +281,29 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
             self.last_print = now
             done = sum(self.counts.values())
             elapsed = now - self.t0
-            eta = "?" if done == 0 else _clock(elapsed / done * (total - done))
-            text = (f"[seedsweep] {done}/{total} done (ok {self.counts['ok']}, diverged "
+            eta = "?" if done == 0 else _clock(elapsed / done * (self.total - done))
+            text = (f"[seedsweep] {done}/{self.total} done (ok {self.counts['ok']}, diverged "
                     f"{self.counts['diverged']}, failed {self.counts['failed']}), {self.running} running, "
                     f"elapsed {_clock(elapsed)}, ETA {eta}")
             if self.tty:
-                print("\r" + text, end="" if not force else "\n", file=stream, flush=True)
+                print("\r" + text, end="\n" if force else "", file=self.stream, flush=True)
             else:
-                print(text, file=stream, flush=True)
+                print(text, file=self.stream, flush=True)
 
-    return StoreAndProgress()
+    return StoreAndProgress(rd, space, plan, schema, prior_attempts, stream, total)
+
+
+def _error_text(trial) -> str:
+    """The text of a trial's errors: Tune writes it to the driver-side staging
+    folder first (``error_file``) and syncs it to storage later."""
+    path = trial.error_file
+    if path and os.path.exists(path):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    try:
+        return trial.get_error() or "unknown error (Ray kept no error text)"
+    except Exception as exc:  # noqa: BLE001 - the error text itself could not be fetched
+        return f"unknown error (its text could not be read: {exc})"
 
 
 def _clock(seconds: float) -> str:

@@ -221,8 +221,9 @@ def parse_space(text: str, path: str = "<string>") -> Space:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else path
         problem = getattr(exc, "problem", None) or str(exc)
-        raise UserError(where, f"this is not valid YAML: {problem}.",
-                        "Fix the syntax (indentation, colons, brackets) at that place.") from None
+        fix = ("Keep one of the two." if "duplicate key" in str(problem)
+               else "Fix the syntax (indentation, colons, brackets) at that place.")
+        raise UserError(where, f"this is not valid YAML: {problem}.", fix) from None
     if raw is None:
         raise UserError(path, "the file is empty.",
                         f"A search space needs at least the keys {', '.join(REQUIRED_KEYS)}.")

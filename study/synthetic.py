@@ -21,25 +21,31 @@ against the effect differences.
 ``diverge`` (options whose loss becomes NaN at epoch 2, status ``diverged``),
 ``fail`` (options whose trial raises at epoch 1, status ``failed`` after the
 retries). ``fixed: {epoch_seconds: S}`` sleeps ``S`` seconds per epoch.
+
+Two keys simulate failures of the environment rather than of the model, for
+testing retries: ``fail_once_dir`` (a folder: a trial's first attempt leaves a
+marker file there and raises; its retry finds the marker and trains) and
+``fail_while_exists`` (a path: every trial raises while that file exists).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import UserError
-from .grid import TrialSpec
+from .grid import TrialSpec, escape_key
 from .sampling import stable_hash
 from .space import Space, Train
 
 __all__ = ["FAMILY", "SyntheticModel"]
 
 TASK_KEYS = {"name", "dataset", "base", "effects", "noise", "epoch_noise", "tau", "spread",
-             "test_shift", "diverge", "fail"}
+             "test_shift", "diverge", "fail", "fail_once_dir", "fail_while_exists"}
 
 
 class SyntheticModel:
@@ -65,10 +71,20 @@ class SyntheticModel:
                         + float(task.get("noise", 0.01)) * z)
         self.diverges = any(o in (task.get("diverge") or []) for o in options.values())
         self.fails = any(o in (task.get("fail") or []) for o in options.values())
+        self.key = trial.key
+        self.fail_once_dir = task.get("fail_once_dir")
+        self.fail_while_exists = task.get("fail_while_exists")
 
     def train_epoch(self, epoch: int) -> float:
         if self.fails:
             raise RuntimeError("synthetic failure requested by task.fail")
+        if self.fail_while_exists and os.path.exists(self.fail_while_exists):
+            raise RuntimeError(f"synthetic failure: {self.fail_while_exists} exists")
+        if self.fail_once_dir and epoch == 1:
+            marker = os.path.join(self.fail_once_dir, escape_key(self.key))
+            if not os.path.exists(marker):
+                open(marker, "w").close()
+                raise RuntimeError("synthetic failure of a first attempt (task.fail_once_dir)")
         if self.epoch_seconds:
             time.sleep(self.epoch_seconds)
         if self.diverges and epoch >= 2:
