@@ -10,7 +10,7 @@ Layout of ``DIR`` (``--out DIR``)::
     .lock                      held (flock) by the one process writing DIR
 
 Every file is written to a temporary name in the same folder (a dot-file
-starting ``.tmp-``) and renamed into place, so a reader or a process killed
+starting ``.tmp-``, ending ``.partial``) and renamed into place, so a reader or a process killed
 at any moment sees the whole file or none. Readers skip dot-files; the next
 ``run`` removes temporary files left by a killed writer. The epochs part of a
 trial is written before its trials part: a trial counts as stored once its
@@ -50,7 +50,7 @@ _TMP = ".tmp-"
 
 def write_table(table: pa.Table, path: Path) -> None:
     """Write ``table`` to ``path`` atomically (temporary name, then rename)."""
-    tmp = path.parent / f"{_TMP}{uuid.uuid4().hex}-{path.name}"
+    tmp = path.parent / f"{_TMP}{uuid.uuid4().hex}-{path.name}.partial"
     try:
         pq.write_table(table, tmp)
         os.replace(tmp, path)
@@ -61,7 +61,7 @@ def write_table(table: pa.Table, path: Path) -> None:
 
 def write_json(data: dict[str, Any], path: Path) -> None:
     """Write ``data`` as indented JSON to ``path`` atomically."""
-    tmp = path.parent / f"{_TMP}{uuid.uuid4().hex}-{path.name}"
+    tmp = path.parent / f"{_TMP}{uuid.uuid4().hex}-{path.name}.partial"
     try:
         tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
         os.replace(tmp, path)

@@ -1,0 +1,124 @@
+"""SIGKILL the real CLI at any moment: a rerun completes the study with every
+trial key exactly once, stored parts unchanged, no partial file, and no Ray
+process of ours left behind."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from study.runner import load_study, plan_study
+from study.store import RunDir
+from tests.conftest import REPO, kill_tagged, tagged_processes, wait_gone
+
+pytestmark = pytest.mark.slow
+
+SPACE = """
+name: killme
+family: synthetic
+samples: 10
+seeds: 2
+compare:
+  classifier: [softmax, crf]
+task: {effects: {classifier: {crf: 0.02}}}
+space:
+  lr: {loguniform: [1.0e-4, 1.0e-2]}
+  optimizer: {choice: [adam, sgd]}
+fixed: {epoch_seconds: 0.08}
+train: {max_epochs: 4, patience: 2}
+"""
+
+
+def snapshot(out: Path) -> dict[str, str]:
+    """sha256 of every stored part (trials and epochs)."""
+    found = {}
+    for folder in ("trials", "epochs"):
+        for p in sorted((out / folder).glob("*.parquet")):
+            if p.name.startswith("."):
+                continue
+            found[f"{folder}/{p.name}"] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return found
+
+
+def stored(out: Path) -> int:
+    folder = out / "trials"
+    return len([p for p in folder.glob("*.parquet") if not p.name.startswith(".")]) if folder.is_dir() else 0
+
+
+def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
+    tag = uuid.uuid4().hex
+    ray_tmp = tempfile.mkdtemp(prefix="ssk-", dir="/tmp")  # short: Ray socket paths are length-limited
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    path = space_file(SPACE)
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "study", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
+    grid_keys = {t.key for t in plan_study(load_study(path))[1]}
+
+    def start():
+        return subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+
+    def kill_when(proc, ready, limit=120.0):
+        deadline = time.monotonic() + limit
+        while not ready() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        assert proc.poll() is None, f"the run ended before it could be killed:\n{proc.stdout.read().decode()}"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+
+    try:
+        # 1. early, during start-up: before Ray is up and before any trial ran
+        proc = start()
+        kill_when(proc, lambda: out.exists())
+        assert stored(out) == 0
+
+        # 2. and 3. while parts are being written, at two different moments
+        kept: dict[str, str] = {}
+        orphans = 0
+        for target in (3, 9):
+            proc = start()
+            kill_when(proc, lambda t=target: stored(out) >= t)
+            orphans = max(orphans, len(tagged_processes(tag)))
+            now = snapshot(out)
+            assert {k: now[k] for k in kept} == kept, "a part stored before a kill changed"
+            kept = now
+        assert 0 < stored(out) < len(grid_keys)
+        assert orphans > 0, "the process finder must see the Ray daemons a killed driver leaves"
+
+        # the rerun completes the study
+        proc = start()
+        log = proc.communicate(timeout=300)[0].decode()
+        assert proc.returncode == 0, log
+        stored_before = len([k for k in kept if k.startswith("trials/")])
+        assert f"{stored_before} already stored" in log, log
+    finally:
+        leftover = wait_gone(tag, timeout=150)
+        kill_tagged(tag)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+
+    final = snapshot(out)
+    assert {k: final[k] for k in kept} == kept, "parts stored before the kills must be unchanged"
+    rd = RunDir(out)
+    table = rd.read_trials()
+    keys = table["trial_key"].to_pylist()
+    assert sorted(keys) == sorted(grid_keys), "every trial key exactly once"
+    leftovers = [p.name for folder in (out, out / "trials", out / "epochs") for p in folder.iterdir()
+                 if p.name.startswith(".tmp-")]
+    assert leftovers == [], f"partial files left: {leftovers}"
+    for p in list((out / "trials").glob("*.parquet")) + list((out / "epochs").glob("*.parquet")):
+        pq.read_table(p)  # every part is whole
+    statuses = table["status"].to_pylist()
+    assert statuses.count("ok") + statuses.count("diverged") + statuses.count("failed") == len(grid_keys)
+    assert statuses.count("ok") == len(grid_keys)
+    assert set(rd.read_epochs()["trial_key"].to_pylist()) == grid_keys
+    assert leftover == [], f"Ray processes of this test still running: {[p.pid for p in leftover]}"
