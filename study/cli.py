@@ -12,14 +12,18 @@ __all__ = ["main"]
 
 
 def _results(out: str) -> str:
+    """Win shares and median differences of every compared choice, options in file order."""
     import analysis
+
+    from .runner import load_study
 
     df = analysis.load(out)
     if df.empty:
         return "no trials stored yet"
-    blocks = []
-    for choice in dict.fromkeys(df["choice"]):
-        blocks.append(analysis.compare(df, choice).markdown())
+    space = load_study(out)
+    blocks = [f"## {space.name}: {space.task_name} ({len(df)} trials, test score at the best dev epoch)"]
+    for choice, options in space.compare:
+        blocks.append(analysis.compare(df, choice, options=list(options)).markdown())
     return "\n\n".join(blocks)
 
 

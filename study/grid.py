@@ -8,6 +8,7 @@ takes the option's value.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, unquote
@@ -35,6 +36,18 @@ class TrialSpec:
     def hparams(self) -> dict[str, Any]:
         """Hyperparameter name -> value (null where a ``when`` condition does not hold)."""
         return dict(self.params)
+
+    def to_json(self) -> str:
+        """A compact JSON text of this trial: how it travels to its Ray worker
+        inside Tune's trial config (each trial carries only its own spec)."""
+        return json.dumps([self.key, self.config_id, self.choice, self.option, self.seed,
+                           [list(p) for p in self.params]], separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> "TrialSpec":
+        key, config_id, choice, option, seed, params = json.loads(text)
+        return cls(key=key, config_id=config_id, choice=choice, option=option, seed=seed,
+                   params=tuple((n, v) for n, v in params))
 
 
 def trial_key(config_id: str, choice: str, option: Scalar, seed: int) -> str:

@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections import Counter, defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -162,10 +163,15 @@ def _nan_to_none(x: Any) -> Any:
     return None if isinstance(x, float) and math.isnan(x) else x
 
 
-def _classify_error(text: str) -> str:
-    if "OutOfMemoryError" in text or "out of memory" in text.lower():
+_DIED = ("ActorDiedError", "RayActorError", "WorkerCrashedError", "NodeDiedError", "ActorUnavailableError",
+         "worker process has died", "The actor is dead")
+
+
+def _classify_error(text: str, kind: str = "") -> str:
+    """A short reason for a failed trial from Ray's error type name and text."""
+    if "OutOfMemoryError" in kind or "OutOfMemoryError" in text or "out of memory" in text.lower():
         return "out of memory (the worker was killed)"
-    if any(s in text for s in ("ActorDiedError", "RayActorError", "WorkerCrashedError", "NodeDiedError")):
+    if any(s in kind for s in _DIED) or any(s in text for s in _DIED):
         return "worker died"
     for line in reversed(text.strip().splitlines()):
         line = line.strip()
@@ -192,11 +198,15 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
         def __init__(self, rd, space, plan, schema, prior_attempts, stream, total) -> None:
             self.rd, self.space, self.plan, self.schema = rd, space, plan, schema
             self.prior_attempts, self.stream, self.total = prior_attempts, stream, total
+            self.keys: dict[str, str] = {}
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-store")
+            self.pending: list[Future] = []
             self.epochs: dict[str, list[dict]] = defaultdict(list)
             self.final: dict[str, dict] = {}
             self.attempts: Counter = Counter()
             self.started: dict[str, datetime] = {}
             self.counts: Counter = Counter()
+            self.done: set[str] = set()
             self.running = 0
             self.t0 = time.monotonic()
             self.last_print = 0.0
@@ -205,33 +215,52 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
         def __getstate__(self):
             return {}
 
-        @staticmethod
-        def key(trial) -> str:
-            return trial.config["trial_key"]
+        def key(self, trial) -> str:
+            key = self.keys.get(trial.trial_id)
+            if key is None:
+                key = self.keys[trial.trial_id] = TrialSpec.from_json(trial.config["trial"]).key
+            return key
 
         def on_trial_start(self, iteration, trials, trial, **info):
             self.started[self.key(trial)] = datetime.now(timezone.utc)
+            self.running += 1
 
         def on_trial_result(self, iteration, trials, trial, result, **info):
+            if "seedsweep" not in result:
+                return
             key = self.key(trial)
-            self.epochs[key].append(result)
-            if result.get("final"):
-                self.final[key] = result
+            row = json.loads(result["seedsweep"])
+            self.epochs[key].append(row)
+            if row.get("final"):
+                self.final[key] = row
 
         def on_trial_recover(self, iteration, trials, trial, **info):
             key = self.key(trial)
             self.attempts[key] += 1
+            self.running -= 1
             self.epochs.pop(key, None)
             self.final.pop(key, None)
 
         def _store(self, key: str, outcome: dict[str, Any]) -> None:
+            """Queue the trial's parts for the store's writer thread, so that
+            Tune's control loop does not wait on Parquet encoding and disk."""
             spec = self.plan[key]
             outcome["attempt"] = self.prior_attempts.get(key, 0) + self.attempts[key] + 1
-            self.rd.write_trial(key, _trial_row(self.space, spec, self.schema, outcome),
-                                _epoch_rows(key, self.epochs.pop(key, [])))
+            row = _trial_row(self.space, spec, self.schema, outcome)
+            epochs = _epoch_rows(key, self.epochs.pop(key, []))
+            self.pending = [f for f in self.pending if not f.done() or f.result() is not None]
+            self.pending.append(self.pool.submit(self.rd.write_trial, key, row, epochs))
             self.counts[outcome["status"]] += 1
+            self.done.add(key)
+            self.running -= 1
             self.final.pop(key, None)
             self.progress(force=False)
+
+        def flush(self) -> None:
+            """Wait for every queued write; re-raise the first that failed."""
+            self.pool.shutdown(wait=True)
+            for f in self.pending:
+                f.result()
 
         def on_trial_complete(self, iteration, trials, trial, **info):
             key = self.key(trial)
@@ -260,7 +289,8 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
             last = text.rsplit("Failure # ", 1)[-1]
             last = last.split("\n", 1)[-1] if last[:1].isdigit() else last
             epochs = self.epochs.get(key, [])
-            outcome = {"status": "failed", "reason": _classify_error(last), "error": last.strip()[-8000:],
+            outcome = {"status": "failed", "reason": _classify_error(last, _error_kind(trial)),
+                       "error": last.strip()[-8000:],
                        "epochs_run": len(epochs), "metric": self.space.train.metric,
                        "node": epochs[-1].get("node") if epochs else None,
                        "started_at": self.started.get(key), "finished_at": datetime.now(timezone.utc)}
@@ -270,7 +300,6 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
                   file=self.stream, flush=True)
 
         def on_step_end(self, iteration, trials, **info):
-            self.running = sum(1 for t in trials if t.status == "RUNNING")
             self.progress(force=False)
 
         def progress(self, *, force: bool) -> None:
@@ -304,6 +333,22 @@ def _error_text(trial) -> str:
         return trial.get_error() or "unknown error (Ray kept no error text)"
     except Exception as exc:  # noqa: BLE001 - the error text itself could not be fetched
         return f"unknown error (its text could not be read: {exc})"
+
+
+def _error_kind(trial) -> str:
+    """The class name of the trial's last error (Ray pickles it beside the text)."""
+    path = trial.pickled_error_file
+    if not path or not os.path.exists(path):
+        return ""
+    try:
+        import ray.cloudpickle as cloudpickle
+
+        with open(path, "rb") as f:
+            err = cloudpickle.load(f)
+        cause = err.as_instanceof_cause() if hasattr(err, "as_instanceof_cause") else err
+        return " ".join(c.__name__ for c in type(cause).__mro__)
+    except Exception:  # noqa: BLE001 - the text is still there to classify
+        return ""
 
 
 def _clock(seconds: float) -> str:
@@ -380,36 +425,40 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
             write_table(configs, rd.configs_path)
 
         stored = rd.stored_keys()
+        keys = {t.key for t in grid}
         prior_attempts: dict[str, int] = {}
         rerun: set[str] = set()
-        if retry_failed and stored:
+        before: Counter = Counter()  # statuses of this study's stored rows that stay
+        if stored & keys:
             table = rd.read_trials()
-            failed = table.filter(pc.equal(table["status"], "failed"))
-            for key, attempt in zip(failed["trial_key"].to_pylist(), failed["attempt"].to_pylist()):
-                rerun.add(key)
-                prior_attempts[key] = int(attempt or 0)
+            mine = table.filter(pc.is_in(table["trial_key"], value_set=pa.array(sorted(keys), pa.string())))
+            for key, status, attempt in zip(mine["trial_key"].to_pylist(), mine["status"].to_pylist(),
+                                            mine["attempt"].to_pylist()):
+                if retry_failed and status == "failed":
+                    rerun.add(key)
+                    prior_attempts[key] = int(attempt or 0)
+                else:
+                    before[status] += 1
         todo = [t for t in grid if t.key not in stored or t.key in rerun]
         skipped = len(grid) - len(todo)
         print(f"[seedsweep] {space.name}: {space.samples} configurations, {len(grid)} trials; "
               f"{skipped} already stored, {len(todo)} to run" + (f" ({len(rerun)} failed to retry)" if rerun else ""),
               file=stream, flush=True)
-        interrupted = False
+        interrupted, now, done = False, Counter(), set()
         if todo:
-            interrupted = _tune(rd, space, todo, schema, prior_attempts, manifest, address=address,
-                                num_cpus=num_cpus, ray_temp_dir=ray_temp_dir, stream=stream)
-        table = rd.read_trials()
-    keys = {t.key for t in grid}
-    counts: dict[str, int] = {}
-    if table is not None:
-        mine = table.filter(pc.is_in(table["trial_key"], value_set=pa.array(sorted(keys), pa.string())))
-        counts = dict(Counter(mine["status"].to_pylist()))
+            interrupted, now, done = _tune(rd, space, todo, schema, prior_attempts, manifest, address=address,
+                                     num_cpus=num_cpus, ray_temp_dir=ray_temp_dir, stream=stream)
+    before["failed"] += len(rerun - done)  # failed rows whose retry did not finish stay failed
+    counts = {k: v for k, v in (before + now).items() if v}
     return RunSummary(out=str(out), total=len(grid), skipped=skipped, scheduled=len(todo), counts=counts,
                       interrupted=interrupted)
 
 
 def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, prior_attempts: dict[str, int],
           manifest: dict[str, Any], *, address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
-          stream: TextIO) -> bool:
+          stream: TextIO) -> tuple[bool, Counter, set[str]]:
+    """Run ``todo`` on Ray Tune; returns (interrupted, status counts of the trials stored
+    now, their keys)."""
     import ray
     from ray import tune
 
@@ -434,9 +483,9 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         callback = _make_callback(rd, space, plan, schema, prior_attempts, stream, len(todo))
         resources = {"cpu": space.resources.cpu, "gpu": space.resources.gpu}
         tuner = tune.Tuner(
-            tune.with_resources(tune.with_parameters(trainable, space=space, plan=plan), resources),
-            param_space={"trial_key": tune.grid_search([t.key for t in todo])},
-            tune_config=tune.TuneConfig(reuse_actors=True),
+            tune.with_resources(tune.with_parameters(trainable, space=space), resources),
+            param_space={"trial": tune.grid_search([t.to_json() for t in todo])},
+            tune_config=tune.TuneConfig(reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
             run_config=tune.RunConfig(
                 name="seedsweep", storage_path=storage, verbose=0, callbacks=[callback],
                 failure_config=tune.FailureConfig(max_failures=space.train.retries),
@@ -444,15 +493,26 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         )
         for lg in quiet:
             lg.setLevel(logging.CRITICAL)
+        interrupted = False
+        # Tune's periodic experiment checkpoint serialises every trial's state;
+        # seedsweep never restores from it (the store is the record), so it is
+        # written once a day at most instead of every few seconds.
+        saved_period = os.environ.get("TUNE_GLOBAL_CHECKPOINT_S")
+        os.environ["TUNE_GLOBAL_CHECKPOINT_S"] = "86400"
         try:
             tuner.fit()
         except KeyboardInterrupt:
-            return True
+            interrupted = True
         finally:
+            if saved_period is None:
+                os.environ.pop("TUNE_GLOBAL_CHECKPOINT_S", None)
+            else:
+                os.environ["TUNE_GLOBAL_CHECKPOINT_S"] = saved_period
             for lg, level in zip(quiet, levels):
                 lg.setLevel(level)
+            callback.flush()
         callback.progress(force=True)
-        return sum(callback.counts.values()) < len(todo)
+        return interrupted or len(callback.done) < len(todo), callback.counts, callback.done
     finally:
         shutil.rmtree(storage, ignore_errors=True)
         if started_ray:

@@ -24,14 +24,18 @@ retries). ``fixed: {epoch_seconds: S}`` sleeps ``S`` seconds per epoch.
 
 Two keys simulate failures of the environment rather than of the model, for
 testing retries: ``fail_once_dir`` (a folder: a trial's first attempt leaves a
-marker file there and raises; its retry finds the marker and trains) and
-``fail_while_exists`` (a path: every trial raises while that file exists).
+marker file there and raises; its retry finds the marker and trains),
+``die_once_dir`` (the same, but the first attempt kills its own worker process
+with SIGKILL, as the kernel's OOM killer or a lost node would) and
+``fail_while_exists`` (a path: every trial raises while that file exists) and
+``die`` (options whose worker kills itself on every attempt).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import signal
 import time
 from dataclasses import dataclass
 
@@ -45,7 +49,7 @@ from .space import Space, Train
 __all__ = ["FAMILY", "SyntheticModel"]
 
 TASK_KEYS = {"name", "dataset", "base", "effects", "noise", "epoch_noise", "tau", "spread",
-             "test_shift", "diverge", "fail", "fail_once_dir", "fail_while_exists"}
+             "test_shift", "diverge", "fail", "fail_once_dir", "die_once_dir", "fail_while_exists", "die"}
 
 
 class SyntheticModel:
@@ -71,8 +75,10 @@ class SyntheticModel:
                         + float(task.get("noise", 0.01)) * z)
         self.diverges = any(o in (task.get("diverge") or []) for o in options.values())
         self.fails = any(o in (task.get("fail") or []) for o in options.values())
+        self.dies = any(o in (task.get("die") or []) for o in options.values())
         self.key = trial.key
         self.fail_once_dir = task.get("fail_once_dir")
+        self.die_once_dir = task.get("die_once_dir")
         self.fail_while_exists = task.get("fail_while_exists")
 
     def train_epoch(self, epoch: int) -> float:
@@ -80,16 +86,23 @@ class SyntheticModel:
             raise RuntimeError("synthetic failure requested by task.fail")
         if self.fail_while_exists and os.path.exists(self.fail_while_exists):
             raise RuntimeError(f"synthetic failure: {self.fail_while_exists} exists")
-        if self.fail_once_dir and epoch == 1:
-            marker = os.path.join(self.fail_once_dir, escape_key(self.key))
-            if not os.path.exists(marker):
-                open(marker, "w").close()
-                raise RuntimeError("synthetic failure of a first attempt (task.fail_once_dir)")
+        if self.fail_once_dir and epoch == 1 and self._first_attempt(self.fail_once_dir):
+            raise RuntimeError("synthetic failure of a first attempt (task.fail_once_dir)")
+        if self.dies or (self.die_once_dir and epoch == 1 and self._first_attempt(self.die_once_dir)):
+            os.kill(os.getpid(), signal.SIGKILL)
         if self.epoch_seconds:
             time.sleep(self.epoch_seconds)
         if self.diverges and epoch >= 2:
             return float("nan")
         return math.exp(-epoch / self.tau)
+
+    def _first_attempt(self, folder: str) -> bool:
+        """True (and leaves a marker) the first time this trial gets here."""
+        marker = os.path.join(folder, escape_key(self.key))
+        if os.path.exists(marker):
+            return False
+        open(marker, "w").close()
+        return True
 
     def evaluate(self, epoch: int) -> tuple[float, float]:
         level = self.quality * (1.0 - math.exp(-epoch / self.tau))

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -39,8 +40,9 @@ from .space import Space
 __all__ = ["seed_everything", "run_trial", "trainable"]
 
 
-def seed_everything(seed: int, *, torch: bool = False) -> None:
-    """Seed Python, NumPy and (if ``torch``) torch on CPU and every CUDA device."""
+def seed_everything(seed: int, *, torch: bool = False, threads: int | None = None) -> None:
+    """Seed Python, NumPy and (if ``torch``) torch on CPU and every CUDA device;
+    with ``threads``, also limit torch's CPU threads to the trial's CPUs."""
     random.seed(seed)
     np.random.seed(seed % 2**32)
     os.environ["PYTHONHASHSEED"] = str(seed)  # for subprocesses the trial may start
@@ -50,6 +52,8 @@ def seed_everything(seed: int, *, torch: bool = False) -> None:
         _torch.manual_seed(seed)
         if _torch.cuda.is_available():
             _torch.cuda.manual_seed_all(seed)
+        if threads:
+            _torch.set_num_threads(threads)
 
 
 def _now() -> datetime:
@@ -82,7 +86,7 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
     started = _now()
     t0 = time.perf_counter()
     node = _node()
-    seed_everything(trial.seed, torch=family.uses_torch)
+    seed_everything(trial.seed, torch=family.uses_torch, threads=max(1, int(space.resources.cpu)))
     model = family.build(space, trial)
     better = (lambda a, b: a > b) if train.mode == "max" else (lambda a, b: a < b)
     best_epoch, best_dev, best_test, max_test = 0, math.nan, math.nan, math.nan
@@ -128,8 +132,12 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
             return
 
 
-def trainable(config: dict[str, Any], *, space: Space, plan: dict[str, TrialSpec]) -> None:
-    """The Ray Tune function trainable: ``config`` holds only the trial key."""
+def trainable(config: dict[str, Any], *, space: Space) -> None:
+    """The Ray Tune function trainable: ``config["trial"]`` is the trial's
+    :meth:`TrialSpec.to_json` text (Tune's own sampling is never used)."""
     from ray import tune
 
-    run_trial(space, plan[config["trial_key"]], tune.report)
+    # One string per report: Tune keeps running statistics of every numeric
+    # metric it sees, work its control loop would do for a dozen of our columns.
+    run_trial(space, TrialSpec.from_json(config["trial"]),
+              lambda row: tune.report({"seedsweep": json.dumps(row)}))

@@ -147,6 +147,39 @@ def test_transient_failure_is_retried_and_stored_once(space_file, tmp_path, ray_
     assert (df.attempt == 2).all() and len(list(once.iterdir())) == 6
 
 
+def test_a_worker_killed_mid_trial_is_retried_and_recorded_as_a_second_attempt(space_file, tmp_path, ray_local):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    out = tmp_path / "run"
+    summary = study.run(make(space_file, samples=1, seeds=1, task_extra=f"  die_once_dir: {markers}\n"), out)
+    assert summary.counts == {"ok": 3}
+    df = analysis.load(out)
+    assert (df.attempt == 2).all() and df.trial_key.is_unique
+    assert len(analysis.load_epochs(out)) == df.epochs_run.sum(), "epochs of the killed attempt are not kept"
+
+
+def test_a_worker_that_always_dies_is_stored_as_failed_and_the_study_finishes(space_file, tmp_path, ray_local):
+    out = tmp_path / "run"
+    path = make(space_file, samples=2, seeds=1, train_extra=", retries: 1", task_extra="  die: [mlp]\n")
+    summary = study.run(path, out)
+    assert summary.counts == {"ok": 4, "failed": 2}
+    failed = analysis.load(out).query("status == 'failed'")
+    assert (failed.option == "mlp").all() and (failed.attempt == 2).all()
+    assert (failed.reason == "worker died").all(), failed.reason.tolist()
+    assert failed.error.str.len().gt(0).all()
+
+
+@pytest.mark.parametrize("text,reason", [
+    ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", "out of memory"),
+    ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", "worker died"),
+    ("Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad lr", "exception: ValueError: bad lr"),
+])
+def test_error_texts_are_classified(text, reason):
+    from study.runner import _classify_error
+
+    assert _classify_error(text).startswith(reason)
+
+
 def test_compact_merges_parts_and_every_reader_accepts_it(space_file, tmp_path, ray_local):
     out = tmp_path / "run"
     path = make(space_file, samples=3, seeds=1)
