@@ -50,7 +50,7 @@ def _cmd_run(args) -> int:
     print(summary.line(), file=sys.stderr)
     if not args.quiet:
         print(_results(args.out))
-    return 130 if summary.interrupted else 0
+    return 1 if summary.interrupted else 0
 
 
 def _cmd_status(args) -> int:

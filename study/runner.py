@@ -57,13 +57,16 @@ class RunSummary:
     skipped: int
     scheduled: int
     counts: dict[str, int] = field(default_factory=dict)
-    interrupted: bool = False
+    interrupted: bool = False   # some scheduled trials were not stored (stopped, or Ctrl-C)
 
     def line(self) -> str:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())) or "none"
         missing = self.total - sum(self.counts.values())
-        return (f"{self.out}: {self.total} trials in the study; ran {self.scheduled}, skipped {self.skipped} "
+        text = (f"{self.out}: {self.total} trials in the study; ran {self.scheduled}, skipped {self.skipped} "
                 f"already stored; stored now: {counts}; missing {missing}")
+        if missing:
+            text += " (run the same command again to resume)"
+        return text
 
 
 def load_study(path: str | os.PathLike) -> Space:
@@ -90,7 +93,8 @@ def plan_study(space: Space) -> tuple[pa.Table, list[TrialSpec]]:
 
 # ------------------------------------------------------------- compatibility
 
-_FROZEN_KEYS = ("name", "family", "task", "fixed")
+_FROZEN = {"name": lambda s: s.name, "family": lambda s: s.family, "task": lambda s: s.task,
+           "fixed": lambda s: dict(s.fixed)}
 _FROZEN_TRAIN = ("max_epochs", "patience", "metric", "mode")
 
 
@@ -104,9 +108,9 @@ def _check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
                         "Restore it, or run the study into a new --out folder.") from None
     fix = "Run the changed study into a new --out folder, or undo the change."
     where = f"{space.path} vs {rd.manifest_path}"
-    for key in _FROZEN_KEYS:
-        if old.raw.get(key) != space.raw.get(key):
-            raise UserError(where, f"'{key}' changed from {old.raw.get(key)!r} to {space.raw.get(key)!r}; "
+    for key, value in _FROZEN.items():
+        if value(old) != value(space):
+            raise UserError(where, f"'{key}' changed from {value(old)!r} to {value(space)!r}; "
                             "stored trials were run with the old value.", fix)
     for key in _FROZEN_TRAIN:
         a, b = getattr(old.train, key), getattr(space.train, key)
@@ -386,6 +390,35 @@ def _check_out(out: Path) -> None:
                             "Give a new or empty folder as --out, or an existing run directory.")
 
 
+def _preflight(address: str) -> None:
+    """Fail fast (before anything is written) when the cluster at ``address`` is
+    unreachable: Ray itself would retry for minutes."""
+    import socket
+
+    if "://" in address:  # ray client addresses (ray://…) are checked by Ray itself
+        return
+    resolved = address
+    if address == "auto":
+        from ray._private.services import canonicalize_bootstrap_address
+
+        try:
+            resolved = canonicalize_bootstrap_address("auto")
+        except (ConnectionError, ValueError) as exc:
+            raise UserError("--address auto", f"no running Ray cluster was found ({exc}).",
+                            "Start one (ray up cluster.yaml, or ray start --head) or leave --address out "
+                            "to run on a private local Ray.") from None
+    host, _, port = str(resolved).rpartition(":")
+    if not host or not port.isdigit():
+        raise UserError(f"--address {address}", "expected HOST:PORT (or 'auto').",
+                        "Give the head node's address, e.g. 10.0.0.5:6379.")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise UserError(f"--address {address}", f"nothing answers at {host}:{port} ({exc.strerror or exc}).",
+                        "Start the cluster (ray up / ray start --head) or fix the address; leave --address "
+                        "out to run on a private local Ray.") from None
+
+
 def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str | None = None,
         retry_failed: bool = False, num_cpus: int | None = None, ray_temp_dir: str | None = None,
         stream: TextIO | None = None, command: list[str] | None = None) -> RunSummary:
@@ -404,6 +437,8 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     configs, grid = plan_study(space)
     out = Path(out)
     _check_out(out)
+    if address:
+        _preflight(address)
     rd = RunDir(out)
     resuming = rd.exists()
     if resuming:
@@ -469,7 +504,12 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
                                   "include_dashboard": False}
         if address:
-            ray.init(address=address, **kwargs)
+            try:
+                ray.init(address=address, **kwargs)
+            except (ConnectionError, ValueError, RuntimeError) as exc:
+                raise UserError(f"--address {address}", f"cannot join a Ray cluster there ({exc}).",
+                                "Start the cluster (ray up / ray start --head) or give its address; "
+                                "leave --address out to run on a private local Ray.") from None
         else:
             ray.init(address="local", num_cpus=num_cpus, _temp_dir=ray_temp_dir, **kwargs)
         started_ray = True

@@ -43,34 +43,51 @@ def ray_local():
     shutil.rmtree(temp, ignore_errors=True)
 
 
-def tagged_processes(tag: str) -> list[psutil.Process]:
-    """Processes whose environment carries SEEDSWEEP_TEST_TAG=tag (a test's own
-    subprocesses and everything they started, Ray's daemons and workers included)."""
+def _holds_file_under(pid: int, folder: str) -> bool:
+    fd_dir = f"/proc/{pid}/fd"
+    try:
+        for fd in os.listdir(fd_dir):
+            try:
+                if os.readlink(f"{fd_dir}/{fd}").startswith(folder):
+                    return True
+            except OSError:
+                continue
+    except OSError:
+        return False
+    return False
+
+
+def tagged_processes(tag: str, ray_tmp: str | None = None) -> list[psutil.Process]:
+    """A test's own processes: those whose environment carries
+    SEEDSWEEP_TEST_TAG=tag, or that hold a file open under ``ray_tmp`` (the
+    test's private Ray temp dir: every Ray daemon and agent keeps its logs
+    there open, while Ray's process titles may overwrite the environment)."""
     found = []
     for proc in psutil.process_iter(["pid"]):
         try:
             if proc.pid == os.getpid():
                 continue
-            if proc.environ().get("SEEDSWEEP_TEST_TAG") == tag:
+            env = proc.environ()
+            if env.get("SEEDSWEEP_TEST_TAG") == tag or (ray_tmp and _holds_file_under(proc.pid, ray_tmp)):
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
             continue
     return found
 
 
-def wait_gone(tag: str, timeout: float) -> list[psutil.Process]:
-    """Wait up to ``timeout`` s for the tagged processes to exit; return those left."""
+def wait_gone(tag: str, timeout: float, ray_tmp: str | None = None) -> list[psutil.Process]:
+    """Wait up to ``timeout`` s for the test's processes to exit; return those left."""
     deadline = time.monotonic() + timeout
-    left = tagged_processes(tag)
+    left = tagged_processes(tag, ray_tmp)
     while left and time.monotonic() < deadline:
         time.sleep(1.0)
-        left = tagged_processes(tag)
+        left = tagged_processes(tag, ray_tmp)
     return left
 
 
-def kill_tagged(tag: str) -> None:
-    """Clean-up: SIGKILL the tagged processes, by PID (never pkill or ray stop)."""
-    for proc in tagged_processes(tag):
+def kill_tagged(tag: str, ray_tmp: str | None = None) -> None:
+    """Clean-up: SIGKILL the test's processes, by PID (never pkill or ray stop)."""
+    for proc in tagged_processes(tag, ray_tmp):
         try:
             proc.kill()
         except psutil.NoSuchProcess:

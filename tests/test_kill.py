@@ -88,7 +88,7 @@ def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
         for target in (3, 9):
             proc = start()
             kill_when(proc, lambda t=target: stored(out) >= t)
-            orphans = max(orphans, len(tagged_processes(tag)))
+            orphans = max(orphans, len(tagged_processes(tag, ray_tmp)))
             now = snapshot(out)
             assert {k: now[k] for k in kept} == kept, "a part stored before a kill changed"
             kept = now
@@ -102,8 +102,8 @@ def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
         stored_before = len([k for k in kept if k.startswith("trials/")])
         assert f"{stored_before} already stored" in log, log
     finally:
-        leftover = wait_gone(tag, timeout=150)
-        kill_tagged(tag)
+        leftover = wait_gone(tag, timeout=150, ray_tmp=ray_tmp)
+        kill_tagged(tag, ray_tmp)
         shutil.rmtree(ray_tmp, ignore_errors=True)
 
     final = snapshot(out)

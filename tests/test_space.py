@@ -107,3 +107,11 @@ def test_yes_no_on_off_stay_option_names(space_file):
     sp = load_space(space_file(GOOD.replace("[softmax, crf]", "[yes, no]") + "fixed: {bidirectional: on, frozen: true}\n"))
     assert sp.choices["classifier"] == ("yes", "no")
     assert dict(sp.fixed) == {"bidirectional": "on", "frozen": True}
+
+
+def test_an_unreachable_cluster_address_fails_fast_with_nothing_created(space_file, tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["run", str(space_file(GOOD)), "--out", str(out), "--address", "127.0.0.1:9"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--address 127.0.0.1:9" in err and "nothing answers" in err
+    assert not out.exists()

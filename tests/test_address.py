@@ -1,0 +1,65 @@
+"""`seedsweep run --address` joins a running Ray cluster started by `ray start`
+(separate processes, its own temp dir), and stops nothing it did not start."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+
+import analysis
+from tests.conftest import REPO, kill_tagged, wait_gone
+
+pytestmark = pytest.mark.slow
+
+SPACE = """
+name: joined
+family: synthetic
+samples: 3
+seeds: 1
+compare: {classifier: [softmax, crf]}
+train: {max_epochs: 3}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_run_joins_a_cluster_started_with_ray_start(tmp_path, space_file):
+    tag = uuid.uuid4().hex
+    ray_tmp = tempfile.mkdtemp(prefix="ssa-", dir="/tmp")
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    env.pop("RAY_ADDRESS", None)
+    port = free_port()
+    ray_cli = str(Path(sys.executable).parent / "ray")
+    out = tmp_path / "run"
+    try:
+        started = subprocess.run([ray_cli, "start", "--head", f"--port={port}", "--num-cpus=2",
+                                  f"--temp-dir={ray_tmp}", "--include-dashboard=false", "--disable-usage-stats"],
+                                 env=env, capture_output=True, text=True, timeout=120)
+        assert started.returncode == 0, started.stderr
+        proc = subprocess.run([sys.executable, "-m", "study", "run", str(space_file(SPACE)), "--out", str(out),
+                               "--address", f"127.0.0.1:{port}", "--quiet"],
+                              env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+    finally:
+        kill_tagged(tag, ray_tmp)  # the cluster's daemons, by PID
+        left = wait_gone(tag, timeout=30, ray_tmp=ray_tmp)
+        shutil.rmtree(ray_tmp, ignore_errors=True)  # with it the address file `ray start` wrote
+    assert left == []
+    df = analysis.load(out)
+    assert len(df) == 6 and (df.status == "ok").all()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [n["CPU"] for n in manifest["accelerators"]["nodes"]] == [2.0]
+    assert "--address" in manifest["command"]
