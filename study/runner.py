@@ -489,6 +489,18 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
                       interrupted=interrupted)
 
 
+def _bound_trainable(space: Space):
+    """The trainable with the (small) study spec baked in. Tune ships it to each
+    worker once with the function, instead of ``tune.with_parameters``, whose
+    object-store lookup costs every trial a round trip to the driver."""
+    from .trial import trainable
+
+    def seedsweep_trial(config):
+        trainable(config, space=space)
+
+    return seedsweep_trial
+
+
 def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, prior_attempts: dict[str, int],
           manifest: dict[str, Any], *, address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
           stream: TextIO) -> tuple[bool, Counter, set[str]]:
@@ -496,8 +508,6 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
     now, their keys)."""
     import ray
     from ray import tune
-
-    from .trial import trainable
 
     started_ray = False
     if not ray.is_initialized():
@@ -523,7 +533,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         callback = _make_callback(rd, space, plan, schema, prior_attempts, stream, len(todo))
         resources = {"cpu": space.resources.cpu, "gpu": space.resources.gpu}
         tuner = tune.Tuner(
-            tune.with_resources(tune.with_parameters(trainable, space=space), resources),
+            tune.with_resources(_bound_trainable(space), resources),
             param_space={"trial": tune.grid_search([t.to_json() for t in todo])},
             tune_config=tune.TuneConfig(reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
             run_config=tune.RunConfig(
