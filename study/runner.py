@@ -270,21 +270,22 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
             key = self.key(trial)
             res = self.final.get(key)
             if res is None:
-                epochs = self.epochs.get(key) or [{}]
-                outcome = {"status": "failed", "reason": "the trial ended without a final report",
-                           "node": epochs[-1].get("node"), "epochs_run": len(self.epochs.get(key, [])),
-                           "metric": self.space.train.metric, "started_at": self.started.get(key),
-                           "finished_at": datetime.now(timezone.utc)}
-            else:
-                outcome = {
-                    "status": res["status"], "reason": res["reason"], "error": None,
-                    "epochs_run": res["epochs_run"], "best_epoch": res["best_epoch"],
-                    "dev_score": _nan_to_none(res["dev_score_best"]),
-                    "test_score": _nan_to_none(res["test_score_best"]),
-                    "test_score_max": _nan_to_none(res["test_score_max"]),
-                    "metric": res["metric"], "train_seconds": res["train_seconds"], "node": res["node"],
-                    "started_at": _time(res["started_at"]), "finished_at": _time(res["finished_at"]),
-                }
+                # Stopped before its last epoch (Ctrl-C, Tune shutting down): not a
+                # result. Nothing is stored, so the next run trains it again.
+                self.epochs.pop(key, None)
+                self.running -= 1
+                print(f"\n[seedsweep] trial {key} stopped before it finished; it will run again on resume",
+                      file=self.stream, flush=True)
+                return
+            outcome = {
+                "status": res["status"], "reason": res["reason"], "error": None,
+                "epochs_run": res["epochs_run"], "best_epoch": res["best_epoch"],
+                "dev_score": _nan_to_none(res["dev_score_best"]),
+                "test_score": _nan_to_none(res["test_score_best"]),
+                "test_score_max": _nan_to_none(res["test_score_max"]),
+                "metric": res["metric"], "train_seconds": res["train_seconds"], "node": res["node"],
+                "started_at": _time(res["started_at"]), "finished_at": _time(res["finished_at"]),
+            }
             self._store(key, outcome)
 
         def on_trial_error(self, iteration, trials, trial, **info):

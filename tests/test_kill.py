@@ -122,3 +122,32 @@ def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
     assert statuses.count("ok") == len(grid_keys)
     assert set(rd.read_epochs()["trial_key"].to_pylist()) == grid_keys
     assert leftover == [], f"Ray processes of this test still running: {[p.pid for p in leftover]}"
+
+
+def test_ctrl_c_stores_no_half_trained_trial_and_resume_completes(tmp_path, space_file):
+    tag = uuid.uuid4().hex
+    ray_tmp = tempfile.mkdtemp(prefix="ssc-", dir="/tmp")
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    path = space_file(SPACE.replace("epoch_seconds: 0.08", "epoch_seconds: 0.3"))
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "study", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
+    try:
+        proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while stored(out) < 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        log = proc.communicate(timeout=120)[0].decode()
+        assert proc.returncode != 0, "an interrupted study must not exit 0"
+        assert "run the same command again to resume" in log, log
+        table = RunDir(out).read_trials()
+        assert set(table["status"].to_pylist()) == {"ok"}, "a stopped trial is not a result"
+        before = table.num_rows
+        proc = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert f"{before} already stored" in proc.stderr
+    finally:
+        kill_tagged(tag, ray_tmp)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    table = RunDir(out).read_trials()
+    assert table.num_rows == 40 and set(table["status"].to_pylist()) == {"ok"}
