@@ -174,7 +174,7 @@ _DIED = ("ActorDiedError", "RayActorError", "WorkerCrashedError", "NodeDiedError
 def _classify_error(text: str, kind: str = "") -> str:
     """A short reason for a failed trial from Ray's error type name and text."""
     if "OutOfMemoryError" in kind or "OutOfMemoryError" in text or "out of memory" in text.lower():
-        return "out of memory (the worker was killed)"
+        return "out of memory"
     if any(s in kind for s in _DIED) or any(s in text for s in _DIED):
         return "worker died"
     for line in reversed(text.strip().splitlines()):
