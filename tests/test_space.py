@@ -115,3 +115,19 @@ def test_an_unreachable_cluster_address_fails_fast_with_nothing_created(space_fi
     err = capsys.readouterr().err
     assert code == 2 and "--address 127.0.0.1:9" in err and "nothing answers" in err
     assert not out.exists()
+
+
+def test_a_corrupt_part_is_a_user_error_naming_the_file(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    (run_dir / "trials").mkdir(parents=True)
+    (run_dir / "manifest.json").write_text('{"study": "x", "n_trials": 1}')
+    bad = run_dir / "trials" / "c00000%2Fc=a%2Fseed=1.parquet"
+    bad.write_bytes(b"PAR1 this is not parquet")
+    assert main(["status", str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "cannot be read" in err and "run again" in err
+
+
+def test_status_of_a_folder_that_is_not_a_run_directory(tmp_path, capsys):
+    assert main(["status", str(tmp_path)]) == 2
+    assert "no manifest.json" in capsys.readouterr().err
