@@ -86,7 +86,7 @@ def wait_gone(tag: str, timeout: float, ray_tmp: str | None = None) -> list[psut
 
 
 def kill_tagged(tag: str, ray_tmp: str | None = None) -> None:
-    """Clean-up: SIGKILL the test's processes, by PID (never pkill or ray stop)."""
+    """Clean-up: SIGKILL exactly the test's own processes, one PID at a time."""
     for proc in tagged_processes(tag, ray_tmp):
         try:
             proc.kill()
