@@ -146,12 +146,13 @@ class RunDir:
             keys |= set(pq.read_table(self.compacted_trials, columns=["trial_key"])["trial_key"].to_pylist())
         return keys
 
-    def read_trials(self) -> pa.Table | None:
-        """Every stored trial row; a part wins over a compacted row of the same key."""
-        parts = self._part_keys(self.trials_dir)
+    def _read(self, folder: Path, compacted_path: Path) -> pa.Table | None:
+        """Parts of ``folder`` plus the compacted file; a part replaces the
+        compacted rows of its trial key."""
+        parts = self._part_keys(folder)
         tables = [_read_part(p) for p in parts.values()]
-        if self.compacted_trials.exists():
-            compacted = _read_part(self.compacted_trials)
+        if compacted_path.exists():
+            compacted = _read_part(compacted_path)
             if parts:
                 import pyarrow.compute as pc
 
@@ -159,20 +160,14 @@ class RunDir:
                 compacted = compacted.filter(keep)
             tables.insert(0, compacted)
         return _concat(tables)
+
+    def read_trials(self) -> pa.Table | None:
+        """Every stored trial row; a part wins over a compacted row of the same key."""
+        return self._read(self.trials_dir, self.compacted_trials)
 
     def read_epochs(self) -> pa.Table | None:
         """Every stored epoch row (a part replaces the compacted rows of its key)."""
-        parts = self._part_keys(self.epochs_dir)
-        tables = [_read_part(p) for p in parts.values()]
-        if self.compacted_epochs.exists():
-            compacted = _read_part(self.compacted_epochs)
-            if parts:
-                import pyarrow.compute as pc
-
-                keep = pc.invert(pc.is_in(compacted["trial_key"], value_set=pa.array(list(parts), pa.string())))
-                compacted = compacted.filter(keep)
-            tables.insert(0, compacted)
-        return _concat(tables)
+        return self._read(self.epochs_dir, self.compacted_epochs)
 
     # --------------------------------------------------------------- writing
 

@@ -137,25 +137,18 @@ def test_failures_are_retried_stored_with_their_error_and_retry_failed_replaces_
     assert study.run(path, out, retry_failed=True).scheduled == 0, "diverged rows are results, not failures"
 
 
-def test_transient_failure_is_retried_and_stored_once(space_file, tmp_path, ray_local):
-    once = tmp_path / "markers"
-    once.mkdir()
-    out = tmp_path / "run"
-    summary = study.run(make(space_file, samples=2, seeds=1, task_extra=f"  fail_once_dir: {once}\n"), out)
-    assert summary.counts == {"ok": 6}
-    df = analysis.load(out)
-    assert (df.attempt == 2).all() and len(list(once.iterdir())) == 6
-
-
-def test_a_worker_killed_mid_trial_is_retried_and_recorded_as_a_second_attempt(space_file, tmp_path, ray_local):
+@pytest.mark.parametrize("how,samples", [("fail_once_dir", 2), ("die_once_dir", 1)],
+                         ids=["first attempt raises", "first attempt's worker is SIGKILLed"])
+def test_a_trial_whose_first_attempt_fails_is_retried_and_stored_once(space_file, tmp_path, ray_local, how, samples):
     markers = tmp_path / "markers"
     markers.mkdir()
     out = tmp_path / "run"
-    summary = study.run(make(space_file, samples=1, seeds=1, task_extra=f"  die_once_dir: {markers}\n"), out)
-    assert summary.counts == {"ok": 3}
+    summary = study.run(make(space_file, samples=samples, seeds=1, task_extra=f"  {how}: {markers}\n"), out)
+    assert summary.counts == {"ok": 3 * samples}
     df = analysis.load(out)
     assert (df.attempt == 2).all() and df.trial_key.is_unique
-    assert len(analysis.load_epochs(out)) == df.epochs_run.sum(), "epochs of the killed attempt are not kept"
+    assert len(list(markers.iterdir())) == 3 * samples
+    assert len(analysis.load_epochs(out)) == df.epochs_run.sum(), "epochs of the failed attempt are not kept"
 
 
 def test_a_worker_that_always_dies_is_stored_as_failed_and_the_study_finishes(space_file, tmp_path, ray_local):
