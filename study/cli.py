@@ -12,7 +12,7 @@ __all__ = ["main"]
 
 
 def _results(out: str) -> str:
-    """Win shares and median differences of every compared choice, options in file order."""
+    """The report's tables of every compared choice, options in file order."""
     import analysis
 
     from .runner import load_study
@@ -21,10 +21,8 @@ def _results(out: str) -> str:
     if df.empty:
         return "no trials stored yet"
     space = load_study(out)
-    blocks = [f"## {space.name}: {space.task_name} ({len(df)} trials, test score at the best dev epoch)"]
-    for choice, options in space.compare:
-        blocks.append(analysis.compare(df, choice, options=list(options)).markdown())
-    return "\n\n".join(blocks)
+    head = f"## {space.name}: {space.task_name} ({len(df)} trials, test score at the best dev epoch)"
+    return head + "\n\n" + analysis.report(out)
 
 
 def _cmd_check(args) -> int:
@@ -68,6 +66,55 @@ def _cmd_compact(args) -> int:
     return 0
 
 
+def _cmd_report(args) -> int:
+    from analysis.report import report
+
+    fmt = args.format
+    if fmt is None:
+        suffix = (args.output or "").rsplit(".", 1)[-1].lower()
+        fmt = {"html": "html", "htm": "html", "tex": "latex"}.get(suffix, "markdown")
+    text = report(args.dir, fmt, n_bootstrap=args.bootstrap, seed=args.seed)
+    if args.output:
+        from pathlib import Path
+
+        out = Path(args.output)
+        tmp = out.with_name(f".tmp-{out.name}.partial")
+        tmp.write_text(text)
+        tmp.replace(out)
+        print(f"{args.dir}: wrote {out} ({fmt})")
+    else:
+        print(text, end="")
+    return 0
+
+
+def _cmd_export(args) -> int:
+    from analysis.report import export_csv
+
+    text = export_csv(args.dir, args.output)
+    if text is not None:
+        sys.stdout.write(text)
+    else:
+        print(f"{args.dir}: wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def _split(values: list[str] | None) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out += [x.strip() for x in v.split(",") if x.strip()]
+    return out
+
+
+def _cmd_import(args) -> int:
+    from analysis.imported import import_csv
+
+    out = import_csv(args.csv, args.out, task=args.task, task_name=args.task_name, score=args.score,
+                     dev_score=args.dev_score, choice=args.choice, options=_split(args.options) or None,
+                     ignore=_split(args.ignore), results=_split(args.result), sep=args.sep, command=sys.argv)
+    print(f"{args.csv}: imported into {out}; 'seedsweep report {out}' prints its tables")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="seedsweep", description="Design-choice studies over many configurations "
                                      "and seeds, judged by score distributions.")
@@ -95,6 +142,34 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compact", help="merge a run directory's parts into one file per table")
     p.add_argument("dir")
     p.set_defaults(func=_cmd_compact)
+
+    p = sub.add_parser("report", help="print the comparison and seed-variance tables of a run directory")
+    p.add_argument("dir")
+    p.add_argument("--format", choices=["markdown", "html", "latex"],
+                   help="table format (default: from -o's extension, else markdown)")
+    p.add_argument("-o", "--output", help="write to this file instead of printing")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI of Δ (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
+    p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("export", help="write the raw per-trial scores as CSV")
+    p.add_argument("dir")
+    p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
+    p.set_defaults(func=_cmd_export)
+
+    p = sub.add_parser("import", help="turn someone else's raw results (CSV/TSV) into a run directory")
+    p.add_argument("csv", help="the results file, one row per run (.csv, .tsv, optionally .gz)")
+    p.add_argument("--out", required=True, help="the run directory to create (must not exist or be empty)")
+    p.add_argument("--score", help="column of the test score (default: recognise the R&G raw-results layout)")
+    p.add_argument("--dev-score", help="column of the dev score")
+    p.add_argument("--task", help="column naming the task (default: one task)")
+    p.add_argument("--task-name", help="name of the single task when there is no task column")
+    p.add_argument("--choice", help="column holding the option of the compared design choice")
+    p.add_argument("--options", action="append", help="options to compare, comma separated, in display order")
+    p.add_argument("--ignore", action="append", help="columns left out of pairing (comma separated)")
+    p.add_argument("--result", action="append", help="further outcome columns, never pairing keys (comma separated)")
+    p.add_argument("--sep", help="field separator (default: tab if the header has one, else comma)")
+    p.set_defaults(func=_cmd_import)
     return parser
 
 

@@ -1,0 +1,106 @@
+"""The tables of a run directory: every compared choice, per task, plus the
+seed-variance table (``seedsweep report``), and the raw scores as CSV
+(``seedsweep export``).
+
+Which comparisons a directory has: for a seedsweep run, the ``compare``
+entries of the study file recorded in its manifest (options in file order);
+for an imported directory, the comparisons of its ``import.json``.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from study.errors import UserError
+from study.store import RunDir
+
+from .imported import ComparisonSpec, read_import_spec
+from .load import load
+from .paired import Comparison, compare_tasks
+from .seeds import seed_variance
+from .tables import comparison_table, seed_variance_table
+
+__all__ = ["comparisons_of", "report", "export_csv", "ReportSection"]
+
+
+@dataclass
+class ReportSection:
+    spec: ComparisonSpec
+    by_task: dict[str, Comparison]
+
+
+def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]]:
+    """(comparisons to report, extra result columns) of a run directory."""
+    spec = read_import_spec(run_dir)
+    if spec is not None:
+        return list(spec.comparisons), list(spec.results)
+    rd = RunDir(run_dir)
+    rd.require()
+    manifest = rd.manifest()
+    try:
+        raw = yaml.safe_load(manifest.get("yaml") or "") or {}
+    except yaml.YAMLError as exc:
+        raise UserError(str(rd.manifest_path), f"the study file recorded in the manifest does not parse ({exc}).",
+                        "Restore the manifest from a backup.") from None
+    compare = raw.get("compare") or {}
+    return [ComparisonSpec(str(c), str(c), [str(o) for o in opts]) for c, opts in compare.items()], []
+
+
+def _subset(df: pd.DataFrame, where: dict) -> pd.DataFrame:
+    for col, allowed in where.items():
+        if col in df.columns:
+            df = df[df[col].astype(str).isin([str(a) for a in allowed])]
+    return df
+
+
+def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap: int = 1000,
+             seed: int = 0) -> tuple[list[ReportSection], pd.DataFrame]:
+    """The comparisons of ``run_dir`` computed per task, and the loaded trials."""
+    specs, results = comparisons_of(run_dir)
+    if df is None:
+        df = load(run_dir)
+    out = []
+    for s in specs:
+        sub = _subset(df, s.where)
+        by_task = compare_tasks(sub, s.choice, options=s.options, ignore=s.ignore, results=results,
+                                n_bootstrap=n_bootstrap, seed=seed)
+        out.append(ReportSection(s, by_task))
+    return out, df
+
+
+def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 1000, seed: int = 0) -> str:
+    """Every comparison table of ``run_dir`` and its seed-variance table, in
+    ``fmt`` (markdown, html or latex)."""
+    secs, df = sections(run_dir, n_bootstrap=n_bootstrap, seed=seed)
+    _, results = comparisons_of(run_dir)
+    parts = []
+    for s in secs:
+        title = s.spec.name if s.spec.name == s.spec.choice else f"{s.spec.name} ({s.spec.choice})"
+        parts.append(comparison_table(s.by_task, options=s.spec.options).render(fmt, title=title))
+    if secs:
+        where = secs[0].spec.where
+        parts.append(seed_variance_table(seed_variance(_subset(df, where), results=results))
+                     .render(fmt, title="seed variance"))
+    else:
+        parts.append("(this run directory names no comparisons)")
+    return "\n\n".join(parts) + "\n"
+
+
+def export_csv(run_dir: str | Path, out: str | Path | None = None) -> str | None:
+    """The raw per-trial rows of ``run_dir`` as CSV (every column, failed and
+    diverged rows included); written to ``out`` atomically, or returned."""
+    df = load(run_dir)
+    if out is None:
+        buf = io.StringIO()
+        df.to_csv(buf, index=False)
+        return buf.getvalue()
+    out = Path(out)
+    tmp = out.with_name(f".tmp-{out.name}.partial")
+    df.to_csv(tmp, index=False)
+    tmp.replace(out)
+    return None

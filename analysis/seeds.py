@@ -1,0 +1,110 @@
+"""How much the random seed alone moves a score (the paper's Tables 1 and 2).
+
+* :func:`seed_variance` -- Table 2: for every configuration run with at least
+  two finished seeds, max − min of its scores; per task the median, the 95th
+  percentile and the maximum of that spread.
+* :func:`seed_distribution` / :func:`seed_distributions` -- Table 1: for one
+  fixed configuration run with many seeds: n, min, median, max, σ (ddof = 1).
+* :func:`ks_test` -- Kolmogorov–Smirnov between two systems' seed
+  distributions.
+
+A "configuration" here is a trained network: in seedsweep's own run
+directories (config_id, choice, option); in imported data, rows that agree on
+every column except the score and the result columns.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from .paired import RESULT_COLUMNS, pair_ids
+
+__all__ = ["seed_variance", "seed_distribution", "seed_distributions", "ks_test", "SeedDistribution"]
+
+
+def _finished(df: pd.DataFrame, score: str) -> pd.DataFrame:
+    ok = np.isfinite(df[score].to_numpy(dtype=float))
+    if "status" in df.columns:
+        ok &= (df["status"] == "ok").to_numpy()
+    return df[ok]
+
+
+def _network_ids(df: pd.DataFrame, score: str, results: Iterable[str]) -> np.ndarray:
+    if "config_id" in df.columns and len(df) and df["config_id"].notna().all():
+        keys = ["config_id"] + [c for c in ("choice", "option") if c in df.columns]
+    else:
+        drop = {score, *results, *RESULT_COLUMNS}
+        keys = [c for c in df.columns if c not in drop]
+    return pair_ids(df, keys)
+
+
+def seed_variance(df: pd.DataFrame, *, by: str = "task", score: str = "test_score",
+                  results: Iterable[str] = ()) -> pd.DataFrame:
+    """Seed variance per task: one row per task with ``configurations`` (run
+    with ≥ 2 finished seeds), ``median``, ``p95`` and ``max`` of their
+    max − min score spread (fractions, like the scores).
+
+    >>> seed_variance(load("runs/quickstart"))       # doctest: +SKIP
+       task  configurations  median    p95    max
+    """
+    ok = _finished(df, score)
+    groups = ok[by].fillna("") if by in ok.columns else pd.Series("", index=ok.index)
+    out = []
+    for task, sub in ok.groupby(groups, sort=True):
+        ids = _network_ids(sub, score, results)
+        g = pd.DataFrame({"id": ids, "s": sub[score].to_numpy(dtype=float)}).groupby("id")["s"]
+        counts = g.size()
+        spread = (g.max() - g.min())[counts >= 2].to_numpy()
+        out.append({"task": str(task), "configurations": int(len(spread)),
+                    "median": float(np.median(spread)) if len(spread) else float("nan"),
+                    "p95": float(np.percentile(spread, 95)) if len(spread) else float("nan"),
+                    "max": float(spread.max()) if len(spread) else float("nan")})
+    return pd.DataFrame(out, columns=["task", "configurations", "median", "p95", "max"])
+
+
+@dataclass(frozen=True)
+class SeedDistribution:
+    """n, min, median, max and σ (ddof = 1) of one configuration's seed scores."""
+
+    n: int
+    min: float
+    median: float
+    max: float
+    sd: float
+
+
+def seed_distribution(scores: Sequence[float]) -> SeedDistribution:
+    """The paper's Table 1 row for one configuration's scores over seeds.
+
+    >>> seed_distribution([0.90, 0.91, 0.93])
+    SeedDistribution(n=3, min=0.9, median=0.91, max=0.93, sd=0.015275252316519466)
+    """
+    v = np.asarray(scores, dtype=float)
+    v = v[np.isfinite(v)]
+    if len(v) == 0:
+        return SeedDistribution(0, float("nan"), float("nan"), float("nan"), float("nan"))
+    return SeedDistribution(n=int(len(v)), min=float(v.min()), median=float(np.median(v)), max=float(v.max()),
+                            sd=float(np.std(v, ddof=1)) if len(v) > 1 else float("nan"))
+
+
+def seed_distributions(df: pd.DataFrame, by: Sequence[str], *, score: str = "test_score") -> pd.DataFrame:
+    """:func:`seed_distribution` of every group of ``by`` (e.g. ``["config_id",
+    "option"]`` or ``["option"]``), finished rows only; one row per group."""
+    ok = _finished(df, score)
+    rows = []
+    for key, sub in ok.groupby(list(by), sort=True):
+        key = key if isinstance(key, tuple) else (key,)
+        d = seed_distribution(sub[score].to_numpy(dtype=float))
+        rows.append(dict(zip(by, key)) | {"n": d.n, "min": d.min, "median": d.median, "max": d.max, "sd": d.sd})
+    return pd.DataFrame(rows, columns=list(by) + ["n", "min", "median", "max", "sd"])
+
+
+def ks_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
+    """Two-sample Kolmogorov–Smirnov test of two seed distributions: (D, p)."""
+    res = stats.ks_2samp(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    return float(res.statistic), float(res.pvalue)

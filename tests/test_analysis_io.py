@@ -1,0 +1,166 @@
+"""Reading run directories (live, compacted, imported), the report, export and
+import commands, and the R&G raw results."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import analysis
+from study.cli import main
+from study.store import RunDir
+from tests.rundirs import write_synthetic_run
+
+DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+RG_CSV = DATA / "rg2017" / "hyperparameter_results.csv.gz"
+needs_rg = pytest.mark.skipif(not RG_CSV.exists(), reason=f"R&G raw results not found at {RG_CSV} "
+                              "(set SEEDSWEEP_SHARED_DATA to the shared data folder)")
+
+STUDY = """
+name: two-choices
+family: synthetic
+samples: 6
+seeds: 2
+compare:
+  classifier: [softmax, crf]
+  optimizer: [adam, sgd]
+task: {effects: {classifier: {crf: 0.02}, optimizer: {sgd: -0.05}}, tau: 0.5, diverge: [sgd]}
+space: {lr: {loguniform: [1.0e-4, 1.0e-2]}}
+train: {max_epochs: 3, patience: 2}
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "study"
+    write_synthetic_run(out, STUDY)
+    return out
+
+
+def test_load_joins_hyperparameters_and_reads_live_and_compacted_dirs(run_dir, tmp_path):
+    df = analysis.load(run_dir)
+    assert len(df) == 6 * 2 * 2 * 2
+    assert {"lr", "classifier", "optimizer", "config_id", "status", "test_score"} <= set(df.columns)
+    # every option of a configuration shares its sampled hyperparameters
+    assert (df.groupby("config_id")["lr"].nunique() == 1).all()
+    # a study still being written: some trials stored, a writer's temporary file lying around
+    live = tmp_path / "live"
+    write_synthetic_run(live, STUDY, only=10)
+    (live / "trials" / ".tmp-0123-c00009.parquet.partial").write_bytes(b"PAR1 half written")
+    assert len(analysis.load(live)) == 10
+    # compacted directories read the same rows; parts written afterwards add to them
+    RunDir(live).compact()
+    assert len(analysis.load(live)) == 10 and not any((live / "trials").glob("*.parquet"))
+
+
+def test_report_covers_every_compared_choice_and_keeps_diverged_runs(run_dir, capsys):
+    assert main(["report", str(run_dir)]) == 0
+    out = capsys.readouterr().out
+    assert "**classifier**" in out and "**optimizer**" in out and "**seed variance**" in out
+    # sgd diverges in every configuration: all six are left out, and the table says so
+    assert "6 diverged" in out
+    df = analysis.load(run_dir)
+    cmp = analysis.compare(df, "classifier")
+    # configurations whose sampled optimizer is sgd diverge in the classifier trials too
+    rows = df[df["choice"] == "classifier"]
+    adam = rows.loc[rows["optimizer"] == "adam", "config_id"].nunique()
+    assert 0 < adam < 6
+    assert cmp.n == adam and cmp.best == "crf" and cmp.left_out == {"diverged": 6 - adam}
+    for fmt, marker in (("html", "<table"), ("latex", r"\begin{tabular}")):
+        assert main(["report", str(run_dir), "--format", fmt]) == 0
+        assert marker in capsys.readouterr().out
+
+
+def test_export_writes_every_trial_row(run_dir, tmp_path, capsys):
+    target = tmp_path / "scores.csv"
+    assert main(["export", str(run_dir), "-o", str(target)]) == 0
+    back = pd.read_csv(target)
+    assert len(back) == 48
+    assert set(back["status"]) == {"ok", "diverged"}
+    df = analysis.load(run_dir)
+    merged = back.merge(df[["trial_key", "test_score"]], on="trial_key", suffixes=("_csv", ""))
+    ok = merged["test_score"].notna()
+    assert (merged.loc[ok, "test_score_csv"] - merged.loc[ok, "test_score"]).abs().max() < 1e-12
+
+
+def test_import_with_flags_then_report(tmp_path, capsys):
+    src = tmp_path / "mine.csv"
+    src.write_text("model,dropout,rate,seed_run,acc\n"
+                   "bert,naive,0.1,1,0.80\nbert,variational,0.5,1,0.83\n"
+                   "bert,naive,0.1,2,0.82\nbert,variational,0.5,2,0.85\n"
+                   "roberta,naive,0.1,1,0.86\nroberta,variational,0.25,1,0.84\n"
+                   "albert,naive,0.1,1,\n")
+    out = tmp_path / "imported"
+    assert main(["import", str(src), "--out", str(out), "--score", "acc", "--choice", "dropout",
+                 "--ignore", "rate", "--result", "seed_run", "--task-name", "sst5"]) == 0
+    capsys.readouterr()
+    df = analysis.load(out)
+    assert len(df) == 7 and (df["task"] == "sst5").all()
+    assert df.loc[df["model"] == "albert", "status"].tolist() == ["failed"]
+    assert main(["report", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "**dropout**" in text
+    cmp = analysis.compare(df, "dropout", ignore=["rate"], results=["seed_run", "acc"])
+    assert cmp.n == 2 and cmp.shares == {"naive": 0.5, "variational": 0.5}
+    assert cmp.left_out == {"failed": 1}
+
+
+@pytest.mark.parametrize("case,args,where", [
+    ("missing file", ["nope.csv"], "nope.csv"),
+    ("unknown layout", ["plain.csv"], "plain.csv"),
+    ("no such column", ["plain.csv", "--score", "f1"], "--score f1"),
+    ("not a number", ["plain.csv", "--score", "acc"], "line 3, column acc"),
+    ("absent option", ["plain.csv", "--score", "x", "--choice", "model", "--options", "bert,gpt"], "--options"),
+    ("not gzip", ["broken.csv.gz"], "broken.csv.gz"),
+    ("out not empty", ["good.csv", "--score", "acc"], "taken"),
+])
+def test_import_errors_name_the_place_and_leave_nothing(tmp_path, capsys, case, args, where):
+    (tmp_path / "plain.csv").write_text("model,acc,x\nbert,0.8,1\nbert,oops,2\n")
+    (tmp_path / "good.csv").write_text("model,acc\nbert,0.8\n")
+    (tmp_path / "broken.csv.gz").write_bytes(b"not gzip at all")
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "keep.txt").write_text("mine")
+    out = taken if case == "out not empty" else tmp_path / "out"
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code = main(["import", *[str(tmp_path / a) if a.endswith((".csv", ".gz")) else a for a in args],
+                 "--out", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert where in err and "seedsweep: error:" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == before          # no folder, no temporary left
+    assert (taken / "keep.txt").read_text() == "mine"
+
+
+def test_report_of_a_folder_that_is_not_a_run_directory(tmp_path, capsys):
+    assert main(["report", str(tmp_path)]) == 2
+    assert "manifest.json" in capsys.readouterr().err
+
+
+@needs_rg
+def test_rg2017_import_reproduces_the_published_crf_shares(tmp_path):
+    out = tmp_path / "rg"
+    proc = subprocess.run([sys.executable, "-m", "study", "import", str(RG_CSV), "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    df = analysis.load(out)
+    with gzip.open(RG_CSV, "rt") as fh:
+        assert len(df) == sum(1 for _ in fh) - 1 == 51422            # every row, multi-task ones too
+    from analysis.report import sections
+
+    secs, _ = sections(out)
+    names = [s.spec.name for s in secs]
+    assert names == ["classifier", "optimizer", "dropout", "character representation", "tagging scheme",
+                     "layers", "mini-batch size", "embeddings"]
+    classifier = secs[0].by_task
+    published = {"Chunking": 95.2, "NER": 90.6, "Entities": 86.9, "POS": 80.7}
+    for task, share in published.items():
+        assert 100 * classifier[task].shares["CRF"] == pytest.approx(share, abs=1.5), task
+    assert classifier["Events"].best == "Softmax"
+    assert 100 * classifier["Events"].shares["Softmax"] == pytest.approx(61.6, abs=1.5)

@@ -1,0 +1,300 @@
+"""The statistics of ``analysis``: properties (hypothesis) and oracles that do
+not just call the code under test."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from analysis import (aso, compare, compare_tasks, expected_max, holm, importance, ks_test, p_improvement,
+                      seed_distribution, seed_variance)
+from analysis.aso import violation_ratio
+from analysis.paired import bootstrap_median, pair_ids, win_shares
+
+PROPS = settings(max_examples=60, deadline=None, derandomize=True)
+
+
+def trials(scores: dict[tuple[str, str], list[float]], choice: str = "classifier") -> pd.DataFrame:
+    """A trials table from {(config_id, option): [score per seed]}."""
+    rows = []
+    for (cid, option), values in scores.items():
+        for seed, v in enumerate(values, start=1):
+            rows.append({"study": "s", "task": "t", "trial_key": f"{cid}/{choice}={option}/seed={seed}",
+                         "config_id": cid, "choice": choice, "option": option, "seed": seed, "status": "ok",
+                         "test_score": v})
+    return pd.DataFrame(rows)
+
+
+# A random paired study: configurations × two options × seeds, scores from a
+# small grid so that ties happen.
+score_values = st.sampled_from([0.80, 0.81, 0.82, 0.83, 0.84])
+
+
+@st.composite
+def two_option_studies(draw):
+    n = draw(st.integers(1, 15))
+    seeds = draw(st.integers(1, 3))
+    data = {}
+    for i in range(n):
+        for o in ("A", "B"):
+            data[(f"c{i:05d}", o)] = draw(st.lists(score_values, min_size=seeds, max_size=seeds))
+    return trials(data)
+
+
+@PROPS
+@given(two_option_studies())
+def test_median_difference_is_antisymmetric(df):
+    cmp = compare(df, "classifier")
+    assert cmp.median_difference("A", "B") == pytest.approx(-cmp.median_difference("B", "A"), abs=1e-12)
+    # and Δ of the other option is median(other - best)
+    other = "B" if cmp.best == "A" else "A"
+    assert cmp.delta[other] == pytest.approx(cmp.median_difference(other, cmp.best), abs=1e-12)
+
+
+@PROPS
+@given(two_option_studies())
+def test_swapping_labels_swaps_shares_and_shares_sum_to_one(df):
+    cmp = compare(df, "classifier")
+    swapped = df.assign(option=df["option"].map({"A": "B", "B": "A"}))
+    cmp2 = compare(swapped, "classifier", options=["A", "B"])
+    assert cmp2.shares["A"] == pytest.approx(cmp.shares["B"])
+    assert cmp2.shares["B"] == pytest.approx(cmp.shares["A"])
+    assert sum(cmp.shares.values()) == pytest.approx(1.0)
+
+
+@PROPS
+@given(two_option_studies(), st.randoms(use_true_random=False))
+def test_row_order_changes_nothing(df, rnd):
+    order = list(range(len(df)))
+    rnd.shuffle(order)
+    a = compare(df, "classifier", options=["A", "B"])
+    b = compare(df.iloc[order], "classifier", options=["A", "B"])
+    assert (a.n, a.shares, a.best, a.marks) == (b.n, b.shares, b.best, b.marks)
+    assert a.delta == b.delta and a.delta_ci == b.delta_ci
+    for o in ("A", "B"):
+        assert (a.sigma[o] == b.sigma[o]) or (math.isnan(a.sigma[o]) and math.isnan(b.sigma[o]))
+    assert a.table.sort_index().equals(b.table.sort_index())
+
+
+def test_ties_are_split_equally():
+    df = trials({("c1", "A"): [0.8, 0.9], ("c1", "B"): [0.9, 0.8],        # equal means: a tie
+                 ("c2", "A"): [0.9], ("c2", "B"): [0.7],
+                 ("c3", "A"): [0.5], ("c3", "B"): [0.5]})
+    cmp = compare(df, "classifier")
+    assert cmp.shares == {"A": pytest.approx(2 / 3), "B": pytest.approx(1 / 3)}
+    assert win_shares(np.array([[1.0, 1.0, 0.0]])).tolist() == [0.5, 0.5, 0.0]
+
+
+def test_left_out_configurations_are_counted_by_reason():
+    df = trials({("c1", "A"): [0.9], ("c1", "B"): [0.8],
+                 ("c2", "A"): [0.9],                                  # B never ran
+                 ("c3", "A"): [0.9], ("c3", "B"): [0.7],
+                 ("c4", "A"): [0.9], ("c4", "B"): [0.7]})
+    df.loc[(df.config_id == "c3") & (df.option == "B"), ["status", "test_score"]] = ["diverged", np.nan]
+    df.loc[(df.config_id == "c4") & (df.option == "B"), ["status", "test_score"]] = ["failed", np.nan]
+    cmp = compare(df, "classifier")
+    assert cmp.n == 1
+    assert cmp.left_out == {"missing option": 1, "diverged": 1, "failed": 1}
+    assert cmp.unfinished_rows == {"diverged": 1, "failed": 1}
+
+
+def test_a_failed_seed_does_not_drop_its_configuration_but_is_reported():
+    df = trials({("c1", "A"): [0.9, 0.91], ("c1", "B"): [0.8, 0.81]})
+    df.loc[3, ["status", "test_score"]] = ["failed", np.nan]
+    cmp = compare(df, "classifier")
+    assert cmp.n == 1 and cmp.table.loc["c1", "B"] == pytest.approx(0.8)
+    assert cmp.unfinished_rows == {"failed": 1}
+
+
+def test_pairing_without_config_id_uses_every_other_column():
+    # others' data: no config_id; dropout_rate changes with the type, so it is ignored
+    df = pd.DataFrame([
+        # lr, layers, dropout type, rate, score
+        (0.01, 2, "naive", 0.25, 0.90), (0.01, 2, "variational", 0.5, 0.92),
+        (0.01, 2, "variational", 0.5, 0.94),                       # a second seed: averaged (0.93)
+        (0.01, 3, "naive", 0.25, 0.91), (0.01, 3, "variational", 0.1, 0.89),
+        (None, 3, "naive", 0.1, 0.80), (None, 3, "variational", 0.1, 0.85),   # missing lr compares equal
+        (0.02, 1, "naive", 0.1, 0.70),                             # no partner
+    ], columns=["lr", "layers", "dropout", "dropout_rate", "test_score"])
+    cmp = compare(df, "dropout", ignore=["dropout_rate"])
+    assert cmp.n == 3
+    assert cmp.shares == {"naive": pytest.approx(1 / 3), "variational": pytest.approx(2 / 3)}
+    assert sorted(cmp.table["variational"].round(6)) == [0.85, 0.89, 0.93]
+    assert cmp.left_out == {"missing option": 1}
+    # without ignoring the rate nothing pairs except the row with equal rates
+    assert compare(df, "dropout").n == 1
+    assert pair_ids(pd.DataFrame({"x": [np.nan, None, 1.0]}), ["x"]).tolist()[:2] == [0, 0]
+
+
+def test_marks_follow_the_sign_test_rule():
+    rng = np.random.default_rng(3)
+    data = {}
+    for i in range(40):
+        base = rng.uniform(0.7, 0.9)
+        data[(f"c{i}", "best")] = [base + 0.02]
+        data[(f"c{i}", "close")] = [base + 0.02 + (0.001 if i % 2 else -0.001)]   # wins half: not worse
+        data[(f"c{i}", "bad")] = [base]                                         # loses every time
+    cmp = compare(trials(data), "classifier", options=["best", "close", "bad"])
+    assert cmp.share_p["bad"] < 0.01 and cmp.share_p["close"] > 0.01
+    # sign test p of 'bad' is the two-sided binomial tail, worked by hand: best wins all 40
+    assert cmp.share_p["bad"] == pytest.approx(2 * 0.5 ** 40)
+    assert cmp.marks == {"best", "close"} or cmp.marks == {"close", "best"}
+    # nobody significantly worse -> no marks at all
+    even = trials({(f"c{i}", o): [0.8 + 0.01 * ((i + (o == "B")) % 2)] for i in range(10) for o in "AB"})
+    assert compare(even, "classifier").marks == set()
+
+
+def test_statistics_match_scipy_on_fixed_inputs():
+    rng = np.random.default_rng(7)
+    data = {}
+    for i in range(30):
+        data[(f"c{i}", "A")] = list(0.85 + 0.01 * rng.normal(size=3))
+        data[(f"c{i}", "B")] = list(0.84 + 0.03 * rng.normal(size=3))
+    df = trials(data)
+    cmp = compare(df, "classifier")
+    worse = "B" if cmp.best == "A" else "A"
+    d = cmp.table[worse].to_numpy() - cmp.table[cmp.best].to_numpy()
+    assert cmp.wilcoxon_p[worse] == pytest.approx(stats.wilcoxon(d).pvalue)
+    a_rows = df[df.option == "A"].test_score.to_numpy()
+    b_rows = df[df.option == "B"].test_score.to_numpy()
+    assert cmp.sigma["A"] == pytest.approx(np.std(a_rows, ddof=1))
+    assert cmp.sigma_best == "A"
+    assert cmp.sigma_p["B"] == pytest.approx(stats.levene(a_rows, b_rows, center="median").pvalue)
+    assert cmp.sigma_marks == ({"A"} if cmp.sigma_p["B"] < 0.01 else set())
+    wins = int((cmp.table[cmp.best] > cmp.table[worse]).sum())
+    losses = int((cmp.table[cmp.best] < cmp.table[worse]).sum())
+    assert cmp.share_p[worse] == pytest.approx(stats.binomtest(wins, wins + losses).pvalue)
+    D, p = ks_test(a_rows, b_rows)
+    assert (D, p) == pytest.approx(tuple(stats.ks_2samp(a_rows, b_rows)))
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 6, 101])
+def test_bootstrap_median_equals_the_median_of_each_resample(n):
+    values = np.random.default_rng(n).normal(size=n)
+    got = bootstrap_median(values, n_bootstrap=500, seed=11)
+    rng = np.random.default_rng(11)
+    sorted_values = np.sort(values)
+    draws = rng.integers(0, n, size=(500, n))                      # the same draws, medians the slow way
+    medians = np.median(sorted_values[draws], axis=1)
+    assert got == pytest.approx(tuple(np.quantile(medians, [0.025, 0.975])))
+
+
+def test_synthetic_family_winner_is_recovered(tmp_path):
+    from tests.rundirs import write_synthetic_run
+    import analysis
+
+    write_synthetic_run(tmp_path / "run", """
+name: recover
+family: synthetic
+samples: 20
+seeds: 2
+compare: {classifier: [softmax, crf, mlp]}
+task: {effects: {classifier: {softmax: 0.0, crf: 0.03, mlp: -0.02}}, noise: 0.005, tau: 0.5}
+space: {lr: {loguniform: [1.0e-4, 1.0e-2]}}
+train: {max_epochs: 4, patience: 2}
+""")
+    cmp = compare(analysis.load(tmp_path / "run"), "classifier")
+    assert cmp.n == 20 and cmp.best == "crf" and cmp.shares["crf"] > 0.9
+    assert cmp.delta["softmax"] == pytest.approx(-0.03, abs=0.005)
+    assert cmp.delta["mlp"] == pytest.approx(-0.05, abs=0.005)
+    assert cmp.marks == {"crf"}
+    per_task = compare_tasks(analysis.load(tmp_path / "run"), "classifier")
+    assert len(per_task) == 1 and next(iter(per_task.values())).shares == cmp.shares
+
+
+# ------------------------------------------------------------- beyond the paper
+
+
+def test_p_improvement_is_mann_whitney_u_over_nm():
+    a = [0.81, 0.83, 0.83, 0.90, 0.78, 0.85]
+    b = [0.80, 0.83, 0.84, 0.79]
+    u = stats.mannwhitneyu(a, b, alternative="two-sided").statistic
+    res = p_improvement(a, b)
+    assert res.p == pytest.approx(u / (len(a) * len(b)))
+    assert res.ci[0] <= res.p <= res.ci[1]
+    paired = p_improvement([1, 2, 3, 4], [0, 2, 5, 1], paired=True)
+    assert paired.p == pytest.approx((1 + 0.5 + 0 + 1) / 4)
+
+
+def test_expected_validation_performance():
+    v = np.array([0.71, 0.62, 0.93, 0.85, 0.80, 0.77])
+    N = len(v)
+    for replace in (True, False):
+        curve = expected_max(v, replace=replace)
+        assert curve[0] == pytest.approx(v.mean())
+        assert np.all(np.diff(curve) >= -1e-12)
+    without = expected_max(v, replace=False)
+    assert without[-1] == pytest.approx(v.max())
+    # brute force: every subset (without replacement), every sequence (with replacement)
+    for n in range(1, N + 1):
+        subsets = [max(c) for c in itertools.combinations(v, n)]
+        assert without[n - 1] == pytest.approx(np.mean(subsets))
+    with_ = expected_max(v, n=[1, 2, 3], replace=True)
+    for n in (1, 2, 3):
+        assert with_[n - 1] == pytest.approx(np.mean([max(c) for c in itertools.product(v, repeat=n)]))
+
+
+def test_aso_on_shifted_and_identical_samples():
+    rng = np.random.default_rng(0)
+    good = rng.normal(0.90, 0.01, 40)
+    bad = rng.normal(0.87, 0.01, 40)
+    assert aso(good, bad, seed=1).eps_min < 0.2
+    assert aso(bad, good, seed=1).eps_min > 0.8
+    same_ab, same_ba = aso(good, good.copy(), seed=1), aso(good.copy(), good, seed=1)
+    assert not same_ab.dominant and not same_ba.dominant
+    # violation ratio worked by hand: quantile functions (1, 2) vs (0, 4): +1 then −2
+    assert violation_ratio([1, 2], [0, 4]) == pytest.approx(4 / 5)
+    assert violation_ratio([1, 2], [0, 3]) == pytest.approx(1 / 2)
+
+
+@pytest.mark.parametrize("shift,seed", [(0.0, 1), (0.003, 2), (0.006, 3), (-0.004, 4)])
+def test_aso_agrees_with_deepsig(shift, seed):
+    deepsig = pytest.importorskip("deepsig")
+    rng = np.random.default_rng(seed)
+    a = rng.normal(0.85 + shift, 0.01, 30)
+    b = rng.normal(0.85, 0.012, 35)
+    ours = aso(a, b, seed=seed, confidence=0.95)
+    theirs = deepsig.aso(a, b, confidence_level=0.95, seed=seed, show_progress=False)
+    assert ours.eps_min == pytest.approx(theirs, abs=0.06)
+
+
+def test_holm_matches_hand_worked_examples():
+    adjusted, reject = holm([0.01, 0.04, 0.03, 0.005], alpha=0.05)
+    # sorted 0.005, 0.01, 0.03, 0.04 -> ×4, ×3, ×2, ×1 = 0.02, 0.03, 0.06, 0.04 -> running max
+    assert adjusted.tolist() == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert reject.tolist() == [True, False, False, True]
+    adjusted, _ = holm([0.5, 0.9])
+    assert adjusted.tolist() == pytest.approx([1.0, 1.0])
+    with pytest.raises(ValueError):
+        holm([0.1, 1.5])
+
+
+def test_fanova_ranks_the_dominant_parameter_first():
+    rng = np.random.default_rng(0)
+    n = 300
+    df = pd.DataFrame({"optimizer": rng.choice(["adam", "sgd", "nadam"], n), "lr": rng.uniform(0, 1, n),
+                       "layers": rng.integers(1, 4, n), "status": "ok"})
+    df["test_score"] = np.where(df.optimizer == "sgd", 0.6, 0.9) + 0.02 * df.lr + 0.005 * rng.normal(size=n)
+    df.loc[df.layers == 3, "lr"] = np.nan           # unset by a `when` condition
+    ranks = importance(df, ["lr", "layers", "optimizer"], seed=0)
+    assert list(ranks)[0] == "optimizer" and ranks["optimizer"] > 0.8
+    assert sum(ranks.values()) == pytest.approx(1.0)
+
+
+def test_seed_tables():
+    df = trials({("c1", "A"): [0.80, 0.84, 0.82], ("c1", "B"): [0.90, 0.91],
+                 ("c2", "A"): [0.70], ("c2", "B"): [0.5, 0.6]})
+    sv = seed_variance(df)
+    assert sv.to_dict("records") == [{"task": "t", "configurations": 3, "median": pytest.approx(0.04),
+                                      "p95": pytest.approx(np.percentile([0.04, 0.01, 0.1], 95)),
+                                      "max": pytest.approx(0.1)}]
+    d = seed_distribution([0.80, 0.84, 0.82])
+    assert (d.n, d.min, d.median, d.max) == (3, 0.80, 0.82, 0.84)
+    assert d.sd == pytest.approx(0.02)
