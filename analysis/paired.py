@@ -169,12 +169,31 @@ def _paired_rows(df: pd.DataFrame, choice: str, options: list[str] | None, score
     status = rows["status"].astype(object).to_numpy() if "status" in rows.columns else np.full(len(rows), "ok", object)
     group = (rows[by].astype(object).where(rows[by].notna(), "").astype(str).to_numpy()
              if by is not None and by in rows.columns else np.full(len(rows), "", object))
-    out = pd.DataFrame({"pair": pair, "label": label, "option": option.to_numpy(dtype=object),
-                        "score": rows[score].to_numpy(dtype=float), "status": status, "group": group})
+    option = option.to_numpy(dtype=object)
     if options is None:
-        options = [o for o in dict.fromkeys(out["option"]) if not pd.isna(o)]
+        options = [o for o in dict.fromkeys(option) if not pd.isna(o)]
     options = [str(o) for o in options]
-    return out[out["option"].isin(options)].reset_index(drop=True), options
+    code = {o: i for i, o in enumerate(options)}
+    opt = np.fromiter((code.get(o, -1) for o in option), dtype=np.int64, count=len(option))
+    keep = opt >= 0
+    return _Rows(pair=np.asarray(pair)[keep], label=np.asarray(label, dtype=object)[keep], opt=opt[keep],
+                 score=rows[score].to_numpy(dtype=float)[keep], status=status[keep], group=group[keep]), options
+
+
+@dataclass
+class _Rows:
+    """The rows of one choice as arrays: pairing key, display label, option
+    index, score, status and group (task)."""
+
+    pair: np.ndarray
+    label: np.ndarray
+    opt: np.ndarray
+    score: np.ndarray
+    status: np.ndarray
+    group: np.ndarray
+
+    def take(self, mask: np.ndarray) -> "_Rows":
+        return _Rows(*(getattr(self, f)[mask] for f in ("pair", "label", "opt", "score", "status", "group")))
 
 
 # --------------------------------------------------------------- statistics
@@ -228,7 +247,10 @@ def _sign_test(b: np.ndarray, o: np.ndarray) -> float:
     losses = int((o > b).sum())
     if wins + losses == 0:
         return 1.0
-    return float(stats.binomtest(wins, wins + losses, 0.5).pvalue)
+    # two-sided binomial test at p = 1/2: the distribution is symmetric, so the
+    # outcomes as extreme as observed are both tails (scipy's binomtest gives the same)
+    n = wins + losses
+    return float(min(1.0, 2.0 * stats.binom.cdf(min(wins, losses), n, 0.5)))
 
 
 def _wilcoxon(d: np.ndarray) -> float:
@@ -244,8 +266,16 @@ def _brown_forsythe(a: np.ndarray, b: np.ndarray) -> float:
         return float("nan")
     if np.all(a == a[0]) and np.all(b == b[0]):
         return 1.0
-    with np.errstate(invalid="ignore", divide="ignore"):   # no spread of deviations: undefined -> nan
-        return float(stats.levene(a, b, center="median").pvalue)
+    # Levene's test with median centring: one-way ANOVA of |x − median(group)|
+    za, zb = np.abs(a - np.median(a)), np.abs(b - np.median(b))
+    na, nb = len(za), len(zb)
+    grand = (za.sum() + zb.sum()) / (na + nb)
+    between = na * (za.mean() - grand) ** 2 + nb * (zb.mean() - grand) ** 2
+    within = ((za - za.mean()) ** 2).sum() + ((zb - zb.mean()) ** 2).sum()
+    if within == 0:                      # no spread of the deviations: the test is undefined
+        return float("nan")
+    f = between / (within / (na + nb - 2))
+    return float(stats.f.sf(f, 1, na + nb - 2))
 
 
 def _marks(best: str | None, p: dict[str, float], alpha: float) -> set[str]:
@@ -289,21 +319,25 @@ def compare_tasks(df: pd.DataFrame, choice: str, *, by: str = "task", options: S
     tasks sorted by name. Rows without a task form the group ``""``."""
     rows, options = _paired_rows(df, choice, None if options is None else list(options), score,
                                  tuple(ignore), tuple(results), by=by)
-    return {str(g): _compare_rows(sub, choice, options, score, **kwargs)
-            for g, sub in rows.groupby("group", sort=True)}
+    groups, inverse = np.unique(rows.group.astype(str), return_inverse=True)
+    return {str(g): _compare_rows(rows.take(inverse == i), choice, options, score, **kwargs)
+            for i, g in enumerate(groups)}
 
 
-def _compare_rows(rows: pd.DataFrame, choice: str, options: list[str], score: str, *, n_bootstrap: int = 1000,
+def _compare_rows(rows: _Rows, choice: str, options: list[str], score: str, *, n_bootstrap: int = 1000,
                   confidence: float = 0.95, alpha: float = ALPHA, seed: int = 0) -> Comparison:
     k = len(options)
-    pair_codes, pair_first = pd.factorize(rows["pair"].to_numpy(), sort=True)
-    P = len(pair_first)
-    opt = pd.Index(options).get_indexer(rows["option"].to_numpy())
-    values_all = rows["score"].to_numpy(dtype=float)
-    status = rows["status"].to_numpy(dtype=object)
+    _, first, pair_codes = np.unique(rows.pair, return_index=True, return_inverse=True)
+    pair_codes = pair_codes.reshape(-1)
+    P = len(first)
+    opt = rows.opt
+    values_all = rows.score
+    status = rows.status
     finished = (status == "ok") & np.isfinite(values_all)
-    unfinished = pd.Series(status[~finished]).fillna("no score").value_counts()
-    unfinished_rows = {str(s): int(c) for s, c in unfinished.items()}
+    unfinished_rows: dict[str, int] = {}
+    for st in status[~finished]:
+        name = "no score" if st is None or st == "ok" or (isinstance(st, float) and np.isnan(st)) else str(st)
+        unfinished_rows[name] = unfinished_rows.get(name, 0) + 1
 
     # means over seeds; rows sorted by (pair, option, score) so that row order cannot change a sum (or a tie)
     f = np.flatnonzero(finished)
@@ -314,9 +348,9 @@ def _compare_rows(rows: pd.DataFrame, choice: str, options: list[str], score: st
     complete = (counts > 0).all(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         means = sums / counts
-    labels = pd.Series(rows["label"].to_numpy(dtype=object)).groupby(pair_codes).first()
-    table = pd.DataFrame(means[complete], index=pd.Index(labels.to_numpy()[complete], name="pair"),
-                         columns=options)
+    labels = rows.label[first]
+    table = pd.DataFrame(means[complete], index=pd.Index(labels[complete], name="pair", dtype=object),
+                         columns=pd.Index(options, dtype=object))
 
     left_out: dict[str, int] = {}
     if (~complete).any():
@@ -351,7 +385,8 @@ def _compare_rows(rows: pd.DataFrame, choice: str, options: list[str], score: st
     marks = _marks(best, share_p, alpha)
 
     keep = order[complete[pair_codes[order]]]
-    paired = pd.DataFrame({"pair": labels.to_numpy()[pair_codes[keep]], "option": np.asarray(options, object)[opt[keep]],
+    paired = pd.DataFrame({"pair": pd.Series(labels[pair_codes[keep]], dtype=object),
+                           "option": pd.Series(np.asarray(options, object)[opt[keep]], dtype=object),
                            "score": values_all[keep]})
     # sorted, so that the sums inside std (and Levene) do not depend on row order
     per_option = {o: np.sort(values_all[keep][opt[keep] == i]) for i, o in enumerate(options)}

@@ -58,15 +58,32 @@ def _subset(df: pd.DataFrame, where: dict) -> pd.DataFrame:
     return df
 
 
+def _as_categories(df: pd.DataFrame) -> pd.DataFrame:
+    """Text columns with repeated values as categoricals: every comparison
+    factorizes the same columns to pair rows, and a categorical is factorized
+    already. Values and missing values are unchanged."""
+    out = {}
+    for col in df.columns:
+        s = df[col]
+        if (pd.api.types.is_string_dtype(s) or s.dtype == object) and s.nunique(dropna=True) < len(s) // 2:
+            out[col] = s.astype("category")
+    return df.assign(**out) if out else df
+
+
 def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap: int = 1000,
              seed: int = 0) -> tuple[list[ReportSection], pd.DataFrame]:
     """The comparisons of ``run_dir`` computed per task, and the loaded trials."""
     specs, results = comparisons_of(run_dir)
     if df is None:
         df = load(run_dir)
+    df = _as_categories(df)
+    subsets: dict[str, pd.DataFrame] = {}
     out = []
     for s in specs:
-        sub = _subset(df, s.where)
+        where_key = repr(sorted(s.where.items()))
+        if where_key not in subsets:
+            subsets[where_key] = _subset(df, s.where)
+        sub = subsets[where_key]
         by_task = compare_tasks(sub, s.choice, options=s.options, ignore=s.ignore, results=results,
                                 n_bootstrap=n_bootstrap, seed=seed)
         out.append(ReportSection(s, by_task))

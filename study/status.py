@@ -45,6 +45,13 @@ def study_status(run_dir: str | Path) -> StudyStatus:
     table = rd.read_trials()
     if table is None:
         return StudyStatus(manifest.get("study", "?"), manifest.get("n_trials", 0), 0, {})
+    imported = manifest.get("imported")
+    if imported is not None:            # others' results: every row is stored, nothing is planned
+        rows = table.select(["status", "reason"]).to_pylist()
+        return StudyStatus(
+            study=f"{manifest.get('study', '?')} (imported from {imported.get('source')})",
+            planned=len(rows), stored=len(rows), by_status=dict(Counter(r["status"] for r in rows)),
+            reasons=Counter(r["reason"] for r in rows if r["status"] != "ok").most_common(5))
     rows = table.select(["choice", "option", "status", "reason", "finished_at"]).to_pylist()
     by_option: dict[str, Counter] = {}
     for r in rows:

@@ -106,6 +106,8 @@ def test_import_with_flags_then_report(tmp_path, capsys):
     assert main(["report", str(out)]) == 0
     text = capsys.readouterr().out
     assert "**dropout**" in text
+    assert main(["status", str(out)]) == 0
+    assert "7/7 trials stored" in capsys.readouterr().out
     cmp = analysis.compare(df, "dropout", ignore=["rate"], results=["seed_run", "acc"])
     assert cmp.n == 2 and cmp.shares == {"naive": 0.5, "variational": 0.5}
     assert cmp.left_out == {"failed": 1}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -207,6 +208,35 @@ train: {max_epochs: 4, patience: 2}
     assert cmp.marks == {"crf"}
     per_task = compare_tasks(analysis.load(tmp_path / "run"), "classifier")
     assert len(per_task) == 1 and next(iter(per_task.values())).shares == cmp.shares
+
+
+@settings(max_examples=8, deadline=None, derandomize=True)
+@given(st.permutations([0.0, 0.02, -0.03]), st.integers(0, 1000))
+def test_injected_winner_is_recovered_for_any_effects(effects, sampler_seed):
+    import tempfile
+
+    import analysis
+    from tests.rundirs import write_synthetic_run
+
+    options = ["softmax", "crf", "mlp"]
+    injected = dict(zip(options, effects))
+    winner = max(injected, key=injected.get)
+    runner_up = sorted(effects)[-2]
+    with tempfile.TemporaryDirectory() as tmp:
+        write_synthetic_run(Path(tmp) / "run", f"""
+name: recover
+family: synthetic
+samples: 12
+seeds: 1
+sampler_seed: {sampler_seed}
+compare: {{classifier: [softmax, crf, mlp]}}
+task: {{effects: {{classifier: {injected}}}, noise: 0.003, tau: 0.3}}
+train: {{max_epochs: 3, patience: 3}}
+""")
+        cmp = compare(analysis.load(Path(tmp) / "run"), "classifier")
+    assert cmp.best == winner and cmp.shares[winner] >= 0.9
+    second = max((o for o in options if o != winner), key=injected.get)
+    assert cmp.delta[second] == pytest.approx(runner_up - max(effects), abs=0.006)
 
 
 # ------------------------------------------------------------- beyond the paper
