@@ -24,7 +24,7 @@ __all__ = ["Model", "get_family", "FAMILIES"]
 
 #: family name -> module holding its ``FAMILY``. ``tagger`` and ``transformer``
 #: are planned (issues 3 and 7) and are refused until they exist.
-FAMILIES = {"synthetic": "study.synthetic"}
+FAMILIES = {"synthetic": "study.synthetic", "tagger": "study.tagger"}
 
 
 class Model(Protocol):

@@ -502,6 +502,9 @@ def _bound_trainable(space: Space):
     return seedsweep_trial
 
 
+_FORWARDED_ENV = ("SEEDSWEEP_DATA", "SEEDSWEEP_EMBEDDINGS", "SEEDSWEEP_CACHE")
+
+
 def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, prior_attempts: dict[str, int],
           manifest: dict[str, Any], *, address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
           stream: TextIO) -> tuple[bool, Counter, set[str]]:
@@ -514,6 +517,11 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
     if not ray.is_initialized():
         kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
                                   "include_dashboard": False}
+        # where data, embeddings and downloads live: the workers of a cluster
+        # do not inherit the driver's environment, so pass these along
+        forwarded = {k: os.environ[k] for k in _FORWARDED_ENV if os.environ.get(k)}
+        if forwarded:
+            kwargs["runtime_env"] = {"env_vars": forwarded}
         if address:
             try:
                 ray.init(address=address, **kwargs)

