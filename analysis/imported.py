@@ -21,7 +21,6 @@ so an import that fails leaves nothing behind.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -37,6 +36,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from study.errors import UserError
+from study.store import file_sha256
 
 __all__ = ["import_csv", "ComparisonSpec", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"]
 
@@ -179,14 +179,6 @@ def _spec_from_flags(path: Path, df: pd.DataFrame, *, task, score, dev_score, ch
 _ADDED = ("task", "test_score", "dev_score", "status", "reason", "trial_key", "config_id", "choice", "option", "seed")
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _to_arrow(df: pd.DataFrame) -> pa.Table:
     clean = df.copy()
     for col in clean.columns:
@@ -250,7 +242,7 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
     manifest = {
         "schema_version": SCHEMA_VERSION,
         "study": path.name.split(".")[0],
-        "imported": {"source": str(path.resolve()), "sha256": _sha256(path), "rows": int(len(df)),
+        "imported": {"source": str(path.resolve()), "sha256": file_sha256(path), "rows": int(len(df)),
                      "columns": [str(c) for c in df.columns], "preset": preset},
         "versions": _versions(),
         "command": command,

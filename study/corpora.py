@@ -34,7 +34,6 @@ Registered:
 from __future__ import annotations
 
 import gzip
-import hashlib
 import os
 import shutil
 import tempfile
@@ -45,6 +44,7 @@ from typing import Callable, Sequence
 
 from .errors import UserError
 from .schemes import SCHEMES, valid_tag
+from .store import file_sha256
 
 __all__ = ["Sentence", "Corpus", "read_conll", "read_conllu", "load_corpus", "DATASETS", "DatasetInfo",
            "resolve_files"]
@@ -196,14 +196,6 @@ def _cache_dir() -> Path:
     return Path(os.environ.get("SEEDSWEEP_CACHE", Path.home() / ".cache" / "seedsweep"))
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def download(url: str, target: Path, sha256: str | None) -> Path:
     """Fetch ``url`` into ``target`` (temporary name, checksum, then rename)."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -211,7 +203,7 @@ def download(url: str, target: Path, sha256: str | None) -> Path:
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as src:  # noqa: S310
             shutil.copyfileobj(src, out)
-        digest = _sha256(Path(tmp))
+        digest = file_sha256(tmp)
         if sha256 and digest != sha256:
             raise UserError(url, f"the downloaded file has SHA-256 {digest}, expected {sha256}.",
                             "Retry later, or place the file yourself and point task.path or SEEDSWEEP_DATA at it.")

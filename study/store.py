@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from .errors import UserError
 from .grid import escape_key, unescape_key
 
-__all__ = ["RunDir", "write_table", "write_json", "build_manifest", "SCHEMA_VERSION"]
+__all__ = ["RunDir", "write_table", "write_json", "build_manifest", "file_sha256", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 _TMP = ".tmp-"
@@ -68,6 +68,17 @@ def write_json(data: dict[str, Any], path: Path) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 hex digest of a file, read in 1 MiB blocks."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 def _read_part(path: Path) -> pa.Table:
