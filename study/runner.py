@@ -431,7 +431,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     anything is written.
 
     >>> run("search_spaces/quickstart.yaml", "runs/quickstart").counts   # doctest: +SKIP
-    {'ok': 48}
+    {'ok': 12}
     """
     stream = stream or sys.stderr
     space = load_study(space_path)
@@ -440,6 +440,11 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     _check_out(out)
     if address:
         _preflight(address)
+    # the data, embeddings and models must be found here before anything is
+    # written or started: a missing corpus is one error, not a study of failed trials
+    from .families import get_family
+
+    get_family(space.family).resolve(space)
     rd = RunDir(out)
     resuming = rd.exists()
     if resuming:

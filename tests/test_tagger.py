@@ -90,3 +90,22 @@ def test_tagger_spaces_are_validated_without_loading_anything(bad, where):
     with pytest.raises(UserError) as err:
         parse_space(f"name: x\nfamily: tagger\nsamples: 1\nseeds: 1\ncompare: {{classifier: [softmax, crf]}}\n{bad}\n")
     assert where in str(err.value)
+
+
+
+def test_run_refuses_a_study_whose_corpus_cannot_be_found(tmp_path, monkeypatch, capsys):
+    import dataclasses
+
+    import study.corpora as corpora
+    from study.cli import main
+
+    monkeypatch.setenv("SEEDSWEEP_DATA", str(tmp_path / "nothing-here"))
+    monkeypatch.setenv("SEEDSWEEP_CACHE", str(tmp_path / "cache"))
+    # no download either (this machine has no internet): the registry entry without its URLs
+    monkeypatch.setitem(corpora.DATASETS, "conll2000", dataclasses.replace(corpora.DATASETS["conll2000"], urls={}))
+    (tmp_path / "s.yaml").write_text("name: x\nfamily: tagger\nsamples: 1\nseeds: 1\n"
+                                     "compare: {classifier: [softmax, crf]}\ntask: {dataset: conll2000}\n")
+    assert main(["run", str(tmp_path / "s.yaml"), "--out", str(tmp_path / "run")]) == 2
+    err = capsys.readouterr().err
+    assert "dataset conll2000" in err and "SEEDSWEEP_DATA" in err
+    assert not (tmp_path / "run").exists()
