@@ -1,4 +1,5 @@
-"""cluster.yaml passes Ray's own launcher checks, and ours (what Ray does not check)."""
+"""cluster.yaml (AWS) and cluster.local.yaml (a lab's own machines) pass Ray's
+own launcher checks, and ours (what Ray does not check)."""
 
 from __future__ import annotations
 
@@ -9,34 +10,62 @@ import yaml
 
 from tests.conftest import REPO
 
-CLUSTER = REPO / "cluster.yaml"
+FILES = ["cluster.yaml", "cluster.local.yaml"]
 
 
-def ray_validate(config: dict) -> None:
+def ray_prepare(config: dict) -> dict:
     from ray.autoscaler._private.util import prepare_config, validate_config
 
-    validate_config(prepare_config(copy.deepcopy(config)))
+    prepared = prepare_config(copy.deepcopy(config))
+    validate_config(prepared)
+    return prepared
 
 
-def test_cluster_yaml_passes_rays_launcher_checks():
-    ray_validate(yaml.safe_load(CLUSTER.read_text()))
+def load(name: str) -> dict:
+    return yaml.safe_load((REPO / name).read_text())
 
 
-def test_a_misspelled_top_level_key_fails_rays_checks():
-    config = yaml.safe_load(CLUSTER.read_text())
-    config["availabel_node_types"] = config.pop("available_node_types")
+@pytest.mark.parametrize("name", FILES)
+def test_cluster_files_pass_rays_launcher_checks(name):
+    ray_prepare(load(name))
+
+
+@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("key", ["cluster_name", "setup_commands", "auth"])
+def test_a_misspelled_top_level_key_fails_rays_checks(name, key):
+    config = load(name)
+    config[key[:-1] + key[-1].upper() + "x"] = config.pop(key)
     with pytest.raises(Exception):
-        ray_validate(config)
+        ray_prepare(config)
 
 
-def test_node_types_declare_resources_and_setup_installs_from_the_lock():
-    config = yaml.safe_load(CLUSTER.read_text())
+@pytest.mark.parametrize("name", FILES)
+def test_setup_installs_from_the_lock_with_the_cluster_extra(name):
+    config = load(name)
+    setup = "\n".join(config["setup_commands"])
+    assert "torch==2.13.0" in setup and "-r ~/seedsweep/requirements.lock" in setup
+    assert "[cluster]" in setup
+    assert setup.index("requirements.lock") < setup.index("[cluster]"), "the lock first, then the extra"
+    assert {".venv", "runs", ".git"} <= set(config["rsync_exclude"])
+    assert "test -x ~/seedsweep/.venv/bin/python ||" in setup, "creating the venv is idempotent"
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert 'cluster = ["ray[default]==2.60.0", "boto3"]' in pyproject
+
+
+def test_aws_node_types_declare_resources_and_gpu_workers_autoscale_from_zero():
+    config = load("cluster.yaml")
     types = config["available_node_types"]
     for name, node in types.items():
         assert {"CPU"} <= set(node["resources"]), f"{name} must declare its CPUs"
     gpu_types = [n for n, t in types.items() if t["resources"].get("GPU", 0) >= 1]
     assert gpu_types and all(types[n]["min_workers"] == 0 for n in gpu_types), "GPU workers autoscale from 0"
     assert types[config["head_node_type"]]["resources"].get("GPU", 0) == 0, "the head is a CPU node"
-    setup = "\n".join(config["setup_commands"])
-    assert "-r ~/seedsweep/requirements.lock" in setup and "torch==2.13.0" in setup
-    assert ".venv" in config["rsync_exclude"]
+
+
+def test_local_cluster_lists_its_machines_and_gets_one_node_type():
+    config = load("cluster.local.yaml")
+    provider = config["provider"]
+    assert provider["type"] == "local" and provider["head_ip"] and provider["worker_ips"]
+    prepared = ray_prepare(config)
+    (node_type,) = prepared["available_node_types"].values()
+    assert node_type["min_workers"] == node_type["max_workers"] == len(provider["worker_ips"])
