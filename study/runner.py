@@ -37,7 +37,7 @@ from .grid import TrialSpec, hyperparameter_types, trial_grid
 from .sampling import arrow_type, sample_configs
 from .schema import EPOCHS, trials_schema
 from .space import Space, load_space, parse_space
-from .store import RunDir, build_manifest, write_json, write_table
+from .store import RunDir, build_manifest
 
 __all__ = ["run", "load_study", "RunSummary", "plan_study"]
 
@@ -72,6 +72,12 @@ class RunSummary:
 def load_study(path: str | os.PathLike) -> Space:
     """A search space from a YAML file, or from a run directory's ``manifest.json``
     (a study is re-run from its manifest)."""
+    from .store import is_uri
+
+    if is_uri(str(path)):                           # a run directory on an object store
+        rd = RunDir(str(path))
+        rd.require()
+        return parse_space(rd.manifest()["yaml"], f"{path}/manifest.json (yaml)")
     p = Path(path)
     if p.is_dir() and (p / "manifest.json").exists():
         p = p / "manifest.json"
@@ -380,17 +386,6 @@ def _accelerators() -> dict[str, Any]:
 # -------------------------------------------------------------------- run
 
 
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(str(out), "exists and is not a folder.", "Give a new or existing run directory as --out.")
-    if out.is_dir() and not (out / "manifest.json").exists():
-        leftovers = [p.name for p in out.iterdir() if p.name != ".lock" and not p.name.startswith(".tmp-")]
-        if leftovers:
-            raise UserError(str(out), f"is a folder with other files ({', '.join(sorted(leftovers)[:3])}…) and no "
-                            "manifest.json, so it is not a seedsweep run directory.",
-                            "Give a new or empty folder as --out, or an existing run directory.")
-
-
 def _preflight(address: str) -> None:
     """Fail fast (before anything is written) when the cluster at ``address`` is
     unreachable: Ray itself would retry for minutes."""
@@ -436,8 +431,9 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     stream = stream or sys.stderr
     space = load_study(space_path)
     configs, grid = plan_study(space)
-    out = Path(out)
-    _check_out(out)
+    from .store import is_uri
+
+    out = out if is_uri(str(out)) else Path(out)
     if address:
         _preflight(address)
     # the data, embeddings and models must be found here before anything is
@@ -445,7 +441,8 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     from .families import get_family
 
     get_family(space.family).resolve(space)
-    rd = RunDir(out)
+    rd = RunDir(str(out) if is_uri(str(out)) else out)
+    rd.check_out()
     resuming = rd.exists()
     if resuming:
         _check_compatible(rd, space, configs)
@@ -459,11 +456,11 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
             manifest["history"] = history + [previous]
         else:
             manifest["history"] = []
-        write_json(manifest, rd.manifest_path)
+        rd.write_manifest(manifest)
         rd.prepare()
         old = rd.configs()
         if old is None or old.num_rows < configs.num_rows:
-            write_table(configs, rd.configs_path)
+            rd.write_configs(configs)
 
         stored = rd.stored_keys()
         keys = {t.key for t in grid}
@@ -542,7 +539,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
     levels = [lg.level for lg in quiet]
     try:
         manifest["accelerators"] = _accelerators()
-        write_json(manifest, rd.manifest_path)
+        rd.write_manifest(manifest)
         plan = {t.key: t for t in todo}
         callback = _make_callback(rd, space, plan, schema, prior_attempts, stream, len(todo))
         resources = {"cpu": space.resources.cpu, "gpu": space.resources.gpu}

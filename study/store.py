@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from .errors import UserError
 from .grid import escape_key, unescape_key
 
-__all__ = ["RunDir", "write_table", "write_json", "build_manifest", "file_sha256", "SCHEMA_VERSION"]
+__all__ = ["RunDir", "RemoteRunDir", "is_uri", "write_table", "write_json", "build_manifest", "file_sha256", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 _TMP = ".tmp-"
@@ -97,8 +97,19 @@ def _concat(tables: list[pa.Table]) -> pa.Table | None:
     return pa.concat_tables(tables, promote_options="permissive")
 
 
+def is_uri(path: str | Path) -> bool:
+    """``s3://…``, ``gs://…`` (any ``scheme://``): a run directory on an object store."""
+    return isinstance(path, str) and "://" in path
+
+
 class RunDir:
-    """A run directory on the local filesystem (or a mounted shared one)."""
+    """A run directory on the local filesystem (or a mounted shared one).
+    ``RunDir("s3://bucket/dir")`` gives a :class:`RemoteRunDir` instead."""
+
+    def __new__(cls, path: str | Path):
+        if cls is RunDir and is_uri(path):
+            return super().__new__(RemoteRunDir)
+        return super().__new__(cls)
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -214,6 +225,24 @@ class RunDir:
         write_table(epoch_rows, self.part_path(self.epochs_dir, key))
         write_table(trial_row, self.part_path(self.trials_dir, key))
 
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        write_json(manifest, self.manifest_path)
+
+    def write_configs(self, configs: pa.Table) -> None:
+        write_table(configs, self.configs_path)
+
+    def check_out(self) -> None:
+        """Raise a :class:`UserError` unless this may become (or is) a run directory."""
+        out = self.path
+        if out.exists() and not out.is_dir():
+            raise UserError(str(out), "exists and is not a folder.", "Give a new or existing run directory as --out.")
+        if out.is_dir() and not (out / "manifest.json").exists():
+            leftovers = [p.name for p in out.iterdir() if p.name != ".lock" and not p.name.startswith(".tmp-")]
+            if leftovers:
+                raise UserError(str(out), f"is a folder with other files ({', '.join(sorted(leftovers)[:3])}…) and no "
+                                "manifest.json, so it is not a seedsweep run directory.",
+                                "Give a new or empty folder as --out, or an existing run directory.")
+
     def compact(self) -> tuple[int, int]:
         """Merge every part into ``trials.parquet`` / ``epochs.parquet``; returns
         (trial rows, epoch rows). Safe to kill at any moment: the merged file is
@@ -229,6 +258,145 @@ class RunDir:
                         self.compacted_epochs)
         for p in list(trial_parts.values()) + list(epoch_parts.values()):
             p.unlink()
+        return (0 if trials is None else trials.num_rows, 0 if epochs is None else epochs.num_rows)
+
+
+class RemoteRunDir(RunDir):
+    """A run directory on an object store (``s3://bucket/dir``, ``gs://…``),
+    through pyarrow's filesystems. Options go into the URI's query, e.g.
+    ``s3://bucket/dir?endpoint_override=127.0.0.1:9000&scheme=http``;
+    credentials come from the usual environment (``AWS_ACCESS_KEY_ID``, …).
+
+    An object store has no rename and no lock. Every file is still whole or
+    absent: each is uploaded as one object, which becomes visible only when
+    the upload completes. There is no ``flock``: one run directory has one
+    writer (the driver) by convention. Temporary files never exist here.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        import pyarrow.fs as pafs
+
+        self.uri = str(path)
+        try:
+            self.fs, root = pafs.FileSystem.from_uri(self.uri)
+        except (pa.ArrowInvalid, OSError, ValueError) as exc:
+            raise UserError(self.uri, f"not a usable storage URI ({exc}).",
+                            "Use s3://bucket/folder (options as ?endpoint_override=HOST:PORT&scheme=http) or a "
+                            "local path.") from None
+        self.root = root.rstrip("/")
+        self.path = self.uri                      # for messages
+        self.trials_dir = f"{self.root}/trials"
+        self.epochs_dir = f"{self.root}/epochs"
+        self.manifest_path = f"{self.root}/manifest.json"
+        self.configs_path = f"{self.root}/configs.parquet"
+        self.compacted_trials = f"{self.root}/trials.parquet"
+        self.compacted_epochs = f"{self.root}/epochs.parquet"
+
+    def _is_file(self, path: str) -> bool:
+        import pyarrow.fs as pafs
+
+        try:
+            return self.fs.get_file_info(path).type == pafs.FileType.File
+        except OSError as exc:
+            raise UserError(self.uri, f"the storage cannot be reached ({exc}).",
+                            "Check the URI, the endpoint and the credentials.") from None
+
+    def _read_table(self, path: str) -> pa.Table:
+        try:
+            return pq.read_table(path, filesystem=self.fs)
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise UserError(f"{self.uri}: {path}", f"this Parquet object cannot be read ({exc}).",
+                            "Delete it (its trial will run again) or restore it.") from None
+
+    def _write_table(self, table: pa.Table, path: str) -> None:
+        pq.write_table(table, path, filesystem=self.fs)        # one object, visible when complete
+
+    def exists(self) -> bool:
+        return self._is_file(self.manifest_path)
+
+    def require(self) -> None:
+        if not self.exists():
+            raise UserError(self.uri, "holds no manifest.json, so it is not a run directory.",
+                            "Give the --out URI of a 'seedsweep run'.")
+
+    def manifest(self) -> dict[str, Any]:
+        try:
+            with self.fs.open_input_stream(self.manifest_path) as fh:
+                return json.loads(fh.read().decode())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise UserError(f"{self.uri}: manifest.json", f"cannot read the manifest ({exc}).",
+                            "Restore it from a backup; it records the study's YAML.") from None
+
+    def configs(self) -> pa.Table | None:
+        return self._read_table(self.configs_path) if self._is_file(self.configs_path) else None
+
+    def part_path(self, folder, key: str) -> str:
+        return f"{folder}/{escape_key(key)}.parquet"
+
+    def _part_keys(self, folder) -> dict[str, str]:
+        import pyarrow.fs as pafs
+
+        infos = self.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
+        out = {}
+        for info in infos:
+            name = info.base_name
+            if info.type == pafs.FileType.File and not name.startswith(".") and name.endswith(".parquet"):
+                out[unescape_key(name[: -len(".parquet")])] = info.path
+        return out
+
+    def stored_keys(self) -> set[str]:
+        keys = set(self._part_keys(self.trials_dir))
+        if self._is_file(self.compacted_trials):
+            keys |= set(self._read_table(self.compacted_trials)["trial_key"].to_pylist())
+        return keys
+
+    def _read(self, folder, compacted_path) -> pa.Table | None:
+        parts = self._part_keys(folder)
+        tables = [self._read_table(p) for p in parts.values()]
+        if self._is_file(compacted_path):
+            compacted = self._read_table(compacted_path)
+            if parts:
+                import pyarrow.compute as pc
+
+                keep = pc.invert(pc.is_in(compacted["trial_key"], value_set=pa.array(list(parts), pa.string())))
+                compacted = compacted.filter(keep)
+            tables.insert(0, compacted)
+        return _concat(tables)
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        yield                                       # no locks on object stores: one writer by convention
+
+    def prepare(self) -> None:
+        for folder in (self.root, self.trials_dir, self.epochs_dir):
+            self.fs.create_dir(folder, recursive=True)
+
+    def write_trial(self, key: str, trial_row: pa.Table, epoch_rows: pa.Table) -> None:
+        self._write_table(epoch_rows, self.part_path(self.epochs_dir, key))
+        self._write_table(trial_row, self.part_path(self.trials_dir, key))
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        data = (json.dumps(manifest, indent=2, default=str) + "\n").encode()
+        with self.fs.open_output_stream(self.manifest_path) as fh:
+            fh.write(data)
+
+    def write_configs(self, configs: pa.Table) -> None:
+        self._write_table(configs, self.configs_path)
+
+    def check_out(self) -> None:
+        self._is_file(self.manifest_path)           # reachable (raises a UserError otherwise)
+
+    def compact(self) -> tuple[int, int]:
+        trial_parts = self._part_keys(self.trials_dir)
+        epoch_parts = self._part_keys(self.epochs_dir)
+        trials, epochs = self.read_trials(), self.read_epochs()
+        if trials is not None:
+            self._write_table(trials.sort_by("trial_key"), self.compacted_trials)
+        if epochs is not None:
+            self._write_table(epochs.sort_by([("trial_key", "ascending"), ("epoch", "ascending")]),
+                              self.compacted_epochs)
+        for p in list(trial_parts.values()) + list(epoch_parts.values()):
+            self.fs.delete_file(p)
         return (0 if trials is None else trials.num_rows, 0 if epochs is None else epochs.num_rows)
 
 

@@ -22,6 +22,7 @@ import analysis
 from study.store import RunDir
 from tests.conftest import REPO, _holds_file_under, kill_tagged, wait_gone
 from tests.test_address import free_port
+from tests.test_s3 import CREDENTIALS, s3_server  # noqa: F401 -- the fixture
 
 pytestmark = pytest.mark.slow
 
@@ -46,7 +47,22 @@ def _raylet(temp_dir: str) -> psutil.Process | None:
     return None
 
 
-def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(tmp_path, space_file):
+@pytest.fixture(params=["local", "s3"])
+def run_dir(request, tmp_path, monkeypatch):
+    """Where the study writes: a local folder, or an s3:// URI on a loopback S3 server."""
+    if request.param == "local":
+        return str(tmp_path / "run")
+    import pyarrow.fs as pafs
+
+    port = request.getfixturevalue("s3_server")
+    for k, v in CREDENTIALS.items():
+        monkeypatch.setenv(k, v)
+    pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{port}", scheme="http",
+                      allow_bucket_creation=True).create_dir("cluster-results")
+    return f"s3://cluster-results/two-nodes?endpoint_override=127.0.0.1:{port}&scheme=http"
+
+
+def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(run_dir, space_file):
     tag = uuid.uuid4().hex
     head_tmp = tempfile.mkdtemp(prefix="ssh-", dir="/tmp")
     worker_tmp = tempfile.mkdtemp(prefix="ssw-", dir="/tmp")
@@ -56,7 +72,7 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(tmp_path, s
                   "RAY_AUTH_MODE": "disabled"}
     ray_cli = str(Path(sys.executable).parent / "ray")
     port = free_port()
-    out = tmp_path / "run"
+    out = run_dir
     driver = None
     try:
         head = subprocess.run([ray_cli, "start", "--head", f"--port={port}", "--num-cpus=1", f"--temp-dir={head_tmp}",
@@ -78,7 +94,7 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(tmp_path, s
         nodes: set[str] = set()
         while time.monotonic() < deadline and len(nodes) < 2:
             time.sleep(0.5)
-            if RunDir(out).trials_dir.is_dir() and any(RunDir(out).trials_dir.glob("*.parquet")):
+            if RunDir(out).exists() and RunDir(out).stored_keys():
                 nodes = set(analysis.load(out)["node"])
         assert len(nodes) == 2, f"trials ran on {len(nodes)} node(s) only"
         time.sleep(2.0)                      # inside the worker's next 5-second trial
@@ -99,3 +115,5 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(tmp_path, s
     assert len(df) == 10 and df["trial_key"].is_unique and (df["status"] == "ok").all()
     assert df["node"].nunique() == 2
     assert (df["attempt"] >= 2).any(), df[["trial_key", "node", "attempt"]]
+    nodes = RunDir(out).manifest()["accelerators"]["nodes"]
+    assert len(nodes) == 2 and [n["CPU"] for n in nodes] == [1.0, 1.0]      # the manifest records the cluster
