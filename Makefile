@@ -26,5 +26,6 @@ test: setup
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra
 
 lock: setup
+	$(BIN)/pip check
 	$(BIN)/pip freeze --exclude-editable | sed 's/^torch==2.13.0+cpu$$/torch==2.13.0/' > requirements.lock.new
 	@echo "review requirements.lock.new, then move it over requirements.lock"
