@@ -504,6 +504,38 @@ def _bound_trainable(space: Space):
     return seedsweep_trial
 
 
+_TUNE_PREFIX = "seedsweep-tune-"
+
+
+def remove_stale_tune_folders(root: str | None = None) -> list[str]:
+    """Remove the Tune folders (``seedsweep-tune-<pid>-*`` in the temp dir)
+    of drivers that no longer run -- a SIGKILLed driver cannot remove its own.
+    Returns the folders removed. A folder whose PID is alive (or unparsable)
+    is left alone."""
+    root = root or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(_TUNE_PREFIX):
+            continue
+        pid_text = name[len(_TUNE_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue                              # its driver still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue                              # someone else's live process
+        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        removed.append(os.path.join(root, name))
+    return removed
+
+
 _FORWARDED_ENV = ("SEEDSWEEP_DATA", "SEEDSWEEP_EMBEDDINGS", "SEEDSWEEP_CACHE")
 
 
@@ -534,7 +566,8 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         else:
             ray.init(address="local", num_cpus=num_cpus, _temp_dir=ray_temp_dir, **kwargs)
         started_ray = True
-    storage = tempfile.mkdtemp(prefix="seedsweep-tune-")
+    remove_stale_tune_folders()
+    storage = tempfile.mkdtemp(prefix=f"{_TUNE_PREFIX}{os.getpid()}-")
     quiet = [logging.getLogger(n) for n in ("ray.tune", "ray.train", "ray.air")]
     levels = [lg.level for lg in quiet]
     try:

@@ -75,6 +75,9 @@ def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
         assert proc.poll() is None, f"the run ended before it could be killed:\n{proc.stdout.read().decode()}"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        killed.append(proc.pid)
+
+    killed: list[int] = []
 
     try:
         # 1. early, during start-up: before Ray is up and before any trial ran
@@ -122,6 +125,10 @@ def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
     assert statuses.count("ok") == len(grid_keys)
     assert set(rd.read_epochs()["trial_key"].to_pylist()) == grid_keys
     assert leftover == [], f"Ray processes of this test still running: {[p.pid for p in leftover]}"
+    # the rerun removed the Tune folders the killed drivers could not remove themselves
+    stale = [n for n in os.listdir(tempfile.gettempdir())
+             if any(n.startswith(f"seedsweep-tune-{pid}-") for pid in killed)]
+    assert stale == [], stale
 
 
 def test_ctrl_c_stores_no_half_trained_trial_and_resume_completes(tmp_path, space_file):

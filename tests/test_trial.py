@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 from study.grid import trial_grid
 from study.sampling import sample_configs
@@ -68,3 +69,19 @@ def test_timeout_ends_the_trial_as_failed_with_reason_timeout():
     final = rows[-1]
     assert final["status"] == "failed" and final["reason"] == "timeout"
     assert 2 <= final["epochs_run"] < 30
+
+
+def test_stale_tune_folders_of_dead_drivers_are_removed(tmp_path):
+    import subprocess
+
+    from study.runner import remove_stale_tune_folders
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f"seedsweep-tune-{dead.pid}-abc"
+    alive = tmp_path / f"seedsweep-tune-{os.getpid()}-def"
+    other = tmp_path / "seedsweep-tune-notapid"
+    for d in (stale, alive, other):
+        (d / "seedsweep").mkdir(parents=True)
+    assert remove_stale_tune_folders(str(tmp_path)) == [str(stale)]
+    assert not stale.exists() and alive.exists() and other.exists()
