@@ -81,9 +81,9 @@ def file_sha256(path: str | Path) -> str:
     return h.hexdigest()
 
 
-def _read_part(path: Path) -> pa.Table:
+def _read_part(path: Path, columns: list[str] | None = None) -> pa.Table:
     try:
-        return pq.read_table(path)
+        return pq.read_table(path, columns=columns)
     except (OSError, pa.ArrowInvalid) as exc:
         raise UserError(str(path), f"this Parquet file cannot be read ({exc}).",
                         "Move it away (its trial will run again on the next 'seedsweep run') "
@@ -141,10 +141,24 @@ class RunDir:
             raise UserError(str(self.manifest_path), f"cannot read the manifest ({exc}).",
                             "Restore it from a backup; it records the study's YAML.") from None
 
+    # Storage primitives: the rest of the class is written in terms of these,
+    # and RemoteRunDir overrides only them (plus paths, manifest, lock, prepare).
+    def _is_file(self, path) -> bool:
+        return Path(path).is_file()
+
+    def _read_table(self, path, columns: list[str] | None = None) -> pa.Table:
+        return _read_part(path, columns)
+
+    def _write_table(self, table: pa.Table, path) -> None:
+        write_table(table, path)
+
+    def _delete(self, path) -> None:
+        Path(path).unlink()
+
     def configs(self) -> pa.Table | None:
-        if not self.configs_path.exists():
+        if not self._is_file(self.configs_path):
             return None
-        return _read_part(self.configs_path)
+        return self._read_table(self.configs_path)
 
     def part_path(self, folder: Path, key: str) -> Path:
         return folder / f"{escape_key(key)}.parquet"
@@ -164,17 +178,17 @@ class RunDir:
     def stored_keys(self) -> set[str]:
         """Trial keys with a stored row (a part or a compacted row)."""
         keys = set(self._part_keys(self.trials_dir))
-        if self.compacted_trials.exists():
-            keys |= set(pq.read_table(self.compacted_trials, columns=["trial_key"])["trial_key"].to_pylist())
+        if self._is_file(self.compacted_trials):
+            keys |= set(self._read_table(self.compacted_trials, ["trial_key"])["trial_key"].to_pylist())
         return keys
 
-    def _read(self, folder: Path, compacted_path: Path) -> pa.Table | None:
+    def _read(self, folder, compacted_path) -> pa.Table | None:
         """Parts of ``folder`` plus the compacted file; a part replaces the
         compacted rows of its trial key."""
         parts = self._part_keys(folder)
-        tables = [_read_part(p) for p in parts.values()]
-        if compacted_path.exists():
-            compacted = _read_part(compacted_path)
+        tables = [self._read_table(p) for p in parts.values()]
+        if self._is_file(compacted_path):
+            compacted = self._read_table(compacted_path)
             if parts:
                 import pyarrow.compute as pc
 
@@ -222,14 +236,14 @@ class RunDir:
 
     def write_trial(self, key: str, trial_row: pa.Table, epoch_rows: pa.Table) -> None:
         """Store one finished trial: its epochs part, then its trials part."""
-        write_table(epoch_rows, self.part_path(self.epochs_dir, key))
-        write_table(trial_row, self.part_path(self.trials_dir, key))
+        self._write_table(epoch_rows, self.part_path(self.epochs_dir, key))
+        self._write_table(trial_row, self.part_path(self.trials_dir, key))
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         write_json(manifest, self.manifest_path)
 
     def write_configs(self, configs: pa.Table) -> None:
-        write_table(configs, self.configs_path)
+        self._write_table(configs, self.configs_path)
 
     def check_out(self) -> None:
         """Raise a :class:`UserError` unless this may become (or is) a run directory."""
@@ -252,12 +266,12 @@ class RunDir:
         trials = self.read_trials()
         epochs = self.read_epochs()
         if trials is not None:
-            write_table(trials.sort_by("trial_key"), self.compacted_trials)
+            self._write_table(trials.sort_by("trial_key"), self.compacted_trials)
         if epochs is not None:
-            write_table(epochs.sort_by([("trial_key", "ascending"), ("epoch", "ascending")]),
-                        self.compacted_epochs)
+            self._write_table(epochs.sort_by([("trial_key", "ascending"), ("epoch", "ascending")]),
+                              self.compacted_epochs)
         for p in list(trial_parts.values()) + list(epoch_parts.values()):
-            p.unlink()
+            self._delete(p)
         return (0 if trials is None else trials.num_rows, 0 if epochs is None else epochs.num_rows)
 
 
@@ -301,15 +315,18 @@ class RemoteRunDir(RunDir):
             raise UserError(self.uri, f"the storage cannot be reached ({exc}).",
                             "Check the URI, the endpoint and the credentials.") from None
 
-    def _read_table(self, path: str) -> pa.Table:
+    def _read_table(self, path: str, columns: list[str] | None = None) -> pa.Table:
         try:
-            return pq.read_table(path, filesystem=self.fs)
+            return pq.read_table(path, columns=columns, filesystem=self.fs)
         except (OSError, pa.ArrowInvalid) as exc:
             raise UserError(f"{self.uri}: {path}", f"this Parquet object cannot be read ({exc}).",
                             "Delete it (its trial will run again) or restore it.") from None
 
     def _write_table(self, table: pa.Table, path: str) -> None:
         pq.write_table(table, path, filesystem=self.fs)        # one object, visible when complete
+
+    def _delete(self, path: str) -> None:
+        self.fs.delete_file(path)
 
     def exists(self) -> bool:
         return self._is_file(self.manifest_path)
@@ -327,9 +344,6 @@ class RemoteRunDir(RunDir):
             raise UserError(f"{self.uri}: manifest.json", f"cannot read the manifest ({exc}).",
                             "Restore it from a backup; it records the study's YAML.") from None
 
-    def configs(self) -> pa.Table | None:
-        return self._read_table(self.configs_path) if self._is_file(self.configs_path) else None
-
     def part_path(self, folder, key: str) -> str:
         return f"{folder}/{escape_key(key)}.parquet"
 
@@ -344,25 +358,6 @@ class RemoteRunDir(RunDir):
                 out[unescape_key(name[: -len(".parquet")])] = info.path
         return out
 
-    def stored_keys(self) -> set[str]:
-        keys = set(self._part_keys(self.trials_dir))
-        if self._is_file(self.compacted_trials):
-            keys |= set(self._read_table(self.compacted_trials)["trial_key"].to_pylist())
-        return keys
-
-    def _read(self, folder, compacted_path) -> pa.Table | None:
-        parts = self._part_keys(folder)
-        tables = [self._read_table(p) for p in parts.values()]
-        if self._is_file(compacted_path):
-            compacted = self._read_table(compacted_path)
-            if parts:
-                import pyarrow.compute as pc
-
-                keep = pc.invert(pc.is_in(compacted["trial_key"], value_set=pa.array(list(parts), pa.string())))
-                compacted = compacted.filter(keep)
-            tables.insert(0, compacted)
-        return _concat(tables)
-
     @contextmanager
     def locked(self) -> Iterator[None]:
         yield                                       # no locks on object stores: one writer by convention
@@ -371,33 +366,13 @@ class RemoteRunDir(RunDir):
         for folder in (self.root, self.trials_dir, self.epochs_dir):
             self.fs.create_dir(folder, recursive=True)
 
-    def write_trial(self, key: str, trial_row: pa.Table, epoch_rows: pa.Table) -> None:
-        self._write_table(epoch_rows, self.part_path(self.epochs_dir, key))
-        self._write_table(trial_row, self.part_path(self.trials_dir, key))
-
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         data = (json.dumps(manifest, indent=2, default=str) + "\n").encode()
         with self.fs.open_output_stream(self.manifest_path) as fh:
             fh.write(data)
 
-    def write_configs(self, configs: pa.Table) -> None:
-        self._write_table(configs, self.configs_path)
-
     def check_out(self) -> None:
         self._is_file(self.manifest_path)           # reachable (raises a UserError otherwise)
-
-    def compact(self) -> tuple[int, int]:
-        trial_parts = self._part_keys(self.trials_dir)
-        epoch_parts = self._part_keys(self.epochs_dir)
-        trials, epochs = self.read_trials(), self.read_epochs()
-        if trials is not None:
-            self._write_table(trials.sort_by("trial_key"), self.compacted_trials)
-        if epochs is not None:
-            self._write_table(epochs.sort_by([("trial_key", "ascending"), ("epoch", "ascending")]),
-                              self.compacted_epochs)
-        for p in list(trial_parts.values()) + list(epoch_parts.values()):
-            self.fs.delete_file(p)
-        return (0 if trials is None else trials.num_rows, 0 if epochs is None else epochs.num_rows)
 
 
 # -------------------------------------------------------------------- manifest
