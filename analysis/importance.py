@@ -16,8 +16,9 @@ from __future__ import annotations
 import logging
 from typing import Sequence
 
-import numpy as np
 import pandas as pd
+
+from .paired import finished
 
 __all__ = ["importance", "NOT_SET"]
 
@@ -56,10 +57,7 @@ def importance(df: pd.DataFrame, params: Sequence[str], *, score: str = "test_sc
     missing = [p for p in params if p not in df.columns]
     if missing:
         raise KeyError(f"no hyperparameter column(s) {missing}")
-    ok = np.isfinite(df[score].to_numpy(dtype=float))
-    if "status" in df.columns:
-        ok &= (df["status"] == "ok").to_numpy()
-    rows = df[ok]
+    rows = finished(df, score)
     if len(rows) < 2:
         raise ValueError(f"importance needs at least two finished trials, found {len(rows)}")
     dists, casts = {}, {}

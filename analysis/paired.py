@@ -40,18 +40,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["Comparison", "compare", "compare_tasks", "pair_ids", "RESULT_COLUMNS", "ALPHA",
+from study.schema import IDENTITY, OUTCOME
+
+__all__ = ["Comparison", "compare", "compare_tasks", "pair_ids", "finished", "RESULT_COLUMNS", "ALPHA",
            "bootstrap_median", "win_shares"]
 
 ALPHA = 0.01   # the paper's significance level for its marks
 
 # Columns of seedsweep's trials table that describe a run's outcome or
-# identity rather than its settings: never part of a pairing key.
-RESULT_COLUMNS = (
-    "trial_key", "config_id", "choice", "option", "seed", "status", "reason", "error",
-    "epochs_run", "best_epoch", "dev_score", "test_score", "test_score_max", "train_seconds",
-    "node", "attempt", "started_at", "finished_at",
-)
+# identity rather than its settings (the schema's, less study, task and
+# metric, which name the setting): never part of a pairing key.
+RESULT_COLUMNS = tuple(n for n in IDENTITY.names + OUTCOME.names if n not in ("study", "task", "metric"))
 
 
 @dataclass
@@ -199,6 +198,14 @@ class _Rows:
 # --------------------------------------------------------------- statistics
 
 
+def finished(df: pd.DataFrame, score: str) -> pd.DataFrame:
+    """Rows with status ``ok`` (when there is a status column) and a finite score."""
+    ok = np.isfinite(df[score].to_numpy(dtype=float))
+    if "status" in df.columns:
+        ok &= (df["status"] == "ok").to_numpy()
+    return df[ok]
+
+
 def win_shares(values: np.ndarray) -> np.ndarray:
     """Win share of each column of a (configurations × options) score matrix;
     per row the highest score wins, ties split equally."""
@@ -333,14 +340,14 @@ def _compare_rows(rows: _Rows, choice: str, options: list[str], score: str, *, n
     opt = rows.opt
     values_all = rows.score
     status = rows.status
-    finished = (status == "ok") & np.isfinite(values_all)
+    done = (status == "ok") & np.isfinite(values_all)
     unfinished_rows: dict[str, int] = {}
-    for st in status[~finished]:
+    for st in status[~done]:
         name = "no score" if st is None or st == "ok" or (isinstance(st, float) and np.isnan(st)) else str(st)
         unfinished_rows[name] = unfinished_rows.get(name, 0) + 1
 
     # means over seeds; rows sorted by (pair, option, score) so that row order cannot change a sum (or a tie)
-    f = np.flatnonzero(finished)
+    f = np.flatnonzero(done)
     order = f[np.lexsort((values_all[f], opt[f], pair_codes[f]))]
     cell = pair_codes[order] * k + opt[order]
     sums = np.bincount(cell, weights=values_all[order], minlength=P * k).reshape(P, k)

@@ -9,7 +9,6 @@ for an imported directory, the comparisons of its ``import.json``.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import pandas as pd
 import yaml
 
 from study.errors import UserError
-from study.store import RunDir
+from study.store import RunDir, write_text
 
 from .imported import ComparisonSpec, read_import_spec
 from .load import load
@@ -71,9 +70,11 @@ def _as_categories(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap: int = 1000,
-             seed: int = 0) -> tuple[list[ReportSection], pd.DataFrame]:
-    """The comparisons of ``run_dir`` computed per task, and the loaded trials."""
-    specs, results = comparisons_of(run_dir)
+             seed: int = 0, specs: tuple[list[ComparisonSpec], list[str]] | None = None
+             ) -> tuple[list[ReportSection], pd.DataFrame]:
+    """The comparisons of ``run_dir`` computed per task, and the loaded trials
+    (``df`` and ``specs``, when given, spare reading them again)."""
+    specs, results = specs or comparisons_of(run_dir)
     if df is None:
         df = load(run_dir)
     df = _as_categories(df)
@@ -90,11 +91,13 @@ def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap
     return out, df
 
 
-def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 1000, seed: int = 0) -> str:
+def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 1000, seed: int = 0,
+           df: pd.DataFrame | None = None) -> str:
     """Every comparison table of ``run_dir`` and its seed-variance table, in
-    ``fmt`` (markdown, html or latex)."""
-    secs, df = sections(run_dir, n_bootstrap=n_bootstrap, seed=seed)
-    _, results = comparisons_of(run_dir)
+    ``fmt`` (markdown, html or latex); ``df``: its trials, if already loaded."""
+    specs = comparisons_of(run_dir)
+    results = specs[1]
+    secs, df = sections(run_dir, df=df, n_bootstrap=n_bootstrap, seed=seed, specs=specs)
     parts = []
     for s in secs:
         title = s.spec.name if s.spec.name == s.spec.choice else f"{s.spec.name} ({s.spec.choice})"
@@ -111,13 +114,8 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
 def export_csv(run_dir: str | Path, out: str | Path | None = None) -> str | None:
     """The raw per-trial rows of ``run_dir`` as CSV (every column, failed and
     diverged rows included); written to ``out`` atomically, or returned."""
-    df = load(run_dir)
+    text = load(run_dir).to_csv(index=False)
     if out is None:
-        buf = io.StringIO()
-        df.to_csv(buf, index=False)
-        return buf.getvalue()
-    out = Path(out)
-    tmp = out.with_name(f".tmp-{out.name}.partial")
-    df.to_csv(tmp, index=False)
-    tmp.replace(out)
+        return text
+    write_text(text, out)
     return None

@@ -22,16 +22,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .paired import RESULT_COLUMNS, pair_ids
+from .paired import RESULT_COLUMNS, finished, pair_ids
 
 __all__ = ["seed_variance", "seed_distribution", "seed_distributions", "ks_test", "SeedDistribution"]
-
-
-def _finished(df: pd.DataFrame, score: str) -> pd.DataFrame:
-    ok = np.isfinite(df[score].to_numpy(dtype=float))
-    if "status" in df.columns:
-        ok &= (df["status"] == "ok").to_numpy()
-    return df[ok]
 
 
 def _network_ids(df: pd.DataFrame, score: str, results: Iterable[str]) -> np.ndarray:
@@ -52,7 +45,7 @@ def seed_variance(df: pd.DataFrame, *, by: str = "task", score: str = "test_scor
     >>> seed_variance(load("runs/quickstart"))       # doctest: +SKIP
        task  configurations  median    p95    max
     """
-    ok = _finished(df, score)
+    ok = finished(df, score)
     groups = ok[by].fillna("") if by in ok.columns else pd.Series("", index=ok.index)
     out = []
     for task, sub in ok.groupby(groups, sort=True):
@@ -95,7 +88,7 @@ def seed_distribution(scores: Sequence[float]) -> SeedDistribution:
 def seed_distributions(df: pd.DataFrame, by: Sequence[str], *, score: str = "test_score") -> pd.DataFrame:
     """:func:`seed_distribution` of every group of ``by`` (e.g. ``["config_id",
     "option"]`` or ``["option"]``), finished rows only; one row per group."""
-    ok = _finished(df, score)
+    ok = finished(df, score)
     rows = []
     for key, sub in ok.groupby(list(by), sort=True):
         key = key if isinstance(key, tuple) else (key,)

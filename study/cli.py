@@ -22,7 +22,7 @@ def _results(out: str) -> str:
         return "no trials stored yet"
     space = load_study(out)
     head = f"## {space.name}: {space.task_name} ({len(df)} trials, test score at the best dev epoch)"
-    return head + "\n\n" + analysis.report(out)
+    return head + "\n\n" + analysis.report(out, df=df)
 
 
 def _cmd_check(args) -> int:
@@ -75,13 +75,10 @@ def _cmd_report(args) -> int:
         fmt = {"html": "html", "htm": "html", "tex": "latex"}.get(suffix, "markdown")
     text = report(args.dir, fmt, n_bootstrap=args.bootstrap, seed=args.seed)
     if args.output:
-        from pathlib import Path
+        from .store import write_text
 
-        out = Path(args.output)
-        tmp = out.with_name(f".tmp-{out.name}.partial")
-        tmp.write_text(text)
-        tmp.replace(out)
-        print(f"{args.dir}: wrote {out} ({fmt})")
+        write_text(text, args.output)
+        print(f"{args.dir}: wrote {args.output} ({fmt})")
     else:
         print(text, end="")
     return 0

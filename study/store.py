@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 from .errors import UserError
 from .grid import escape_key, unescape_key
 
-__all__ = ["RunDir", "RemoteRunDir", "is_uri", "write_table", "write_json", "build_manifest", "file_sha256", "SCHEMA_VERSION"]
+__all__ = ["RunDir", "RemoteRunDir", "is_uri", "write_table", "write_json", "write_text", "build_manifest", "file_sha256", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
 _TMP = ".tmp-"
@@ -59,15 +59,21 @@ def write_table(table: pa.Table, path: Path) -> None:
             tmp.unlink()
 
 
-def write_json(data: dict[str, Any], path: Path) -> None:
-    """Write ``data`` as indented JSON to ``path`` atomically."""
+def write_text(text: str, path: Path) -> None:
+    """Write ``text`` to ``path`` atomically (temporary name, then rename)."""
+    path = Path(path)
     tmp = path.parent / f"{_TMP}{uuid.uuid4().hex}-{path.name}.partial"
     try:
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
+        tmp.write_text(text)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def write_json(data: dict[str, Any], path: Path) -> None:
+    """Write ``data`` as indented JSON to ``path`` atomically."""
+    write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", path)
 
 
 def file_sha256(path: str | Path) -> str:

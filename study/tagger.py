@@ -236,7 +236,7 @@ def _corpus(task_json: str):
     return load_corpus(json.loads(task_json))
 
 
-def _encode(sentences, vocab, char_index, tag_index, scheme, corpus_scheme, train: bool) -> _Split:
+def _encode(sentences, vocab, char_index, tag_index, scheme, corpus_scheme) -> _Split:
     from .embeddings import casing
     from .schemes import convert
 
@@ -290,10 +290,8 @@ class TaggerModel:
                                 if self.scheme and self.scheme != corpus.scheme else x.tags)]
         self.tags = sorted(set(train_tags))
         tag_index = {t: i for i, t in enumerate(self.tags)}
-        enc = lambda split, train: _encode(split, vocab, char_index, tag_index, self.scheme, corpus.scheme, train)  # noqa: E731
-        self.train = enc(corpus.train, True)
-        self.dev = enc(corpus.dev, False)
-        self.test = enc(corpus.test, False)
+        self.train, self.dev, self.test = (_encode(split, vocab, char_index, tag_index, self.scheme, corpus.scheme)
+                                           for split in (corpus.train, corpus.dev, corpus.test))
         self.net = _Network.build(s, vocab.vectors, len(chars) + 2, len(self.tags))
         self.optimizer = _optimizer(torch, s, [p for p in self.net.parameters() if p.requires_grad])
         self.use_chars = s["chars"] != "none"
@@ -456,10 +454,8 @@ class _Tagger:
                 if bad:
                     raise UserError(f"{space.path}: space.{p.name}", f"unknown value(s) {bad}.",
                                     f"Use: {', '.join(CHOICES[p.name])}.")
-        fixed = settings_of(space, {})
-        for key in CHOICES:
-            if key in dict(space.fixed):
-                _validate_settings({**fixed, **{k: fixed[k] for k in CHOICES}}, where=f"{space.path}: fixed")
+        if space.fixed:
+            _validate_settings(settings_of(space, {}), where=f"{space.path}: fixed")
 
     def resolve(self, space: Space) -> list[str]:
         from .corpora import load_corpus
