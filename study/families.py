@@ -20,11 +20,10 @@ from typing import Protocol
 
 from .errors import UserError
 
-__all__ = ["Model", "get_family", "FAMILIES"]
+__all__ = ["Model", "get_family", "check_task_and_names", "FAMILIES"]
 
-#: family name -> module holding its ``FAMILY``. ``tagger`` and ``transformer``
-#: are planned (issues 3 and 7) and are refused until they exist.
-FAMILIES = {"synthetic": "study.synthetic", "tagger": "study.tagger"}
+#: family name -> module holding its ``FAMILY``.
+FAMILIES = {"synthetic": "study.synthetic", "tagger": "study.tagger", "transformer": "study.transformer"}
 
 
 class Model(Protocol):
@@ -43,3 +42,22 @@ def get_family(name: str, *, where: str = "family"):
         raise UserError(where, f"unknown family {name!r}.",
                         f"Families available in this version: {', '.join(sorted(FAMILIES))}.")
     return importlib.import_module(FAMILIES[name]).FAMILY
+
+
+def check_task_and_names(space, family: str, task_keys, datasets, hyperparameters, hint: str = "") -> None:
+    """The schema checks every torch family shares: known ``task`` keys, a
+    known ``task.dataset``, and only the family's hyperparameter names in
+    ``compare``, ``space`` and ``fixed``."""
+    for key in space.task:
+        if key not in task_keys:
+            raise UserError(f"{space.path}: task.{key}", f"unknown key '{key}' for the {family} family.",
+                            f"Allowed: {', '.join(sorted(task_keys))}.")
+    dataset = space.task.get("dataset")
+    if dataset not in datasets:
+        raise UserError(f"{space.path}: task.dataset", f"unknown or missing dataset {dataset!r}.",
+                        f"Use one of: {', '.join(sorted(datasets))}.")
+    names = {p.name for p in space.params} | set(space.choices) | {k for k, _ in space.fixed}
+    unknown = sorted(names - set(hyperparameters))
+    if unknown:
+        raise UserError(f"{space.path}: {unknown[0]}", f"'{unknown[0]}' is not a hyperparameter of the {family} family.",
+                        f"Its hyperparameters: {', '.join(sorted(hyperparameters))}.{hint}")

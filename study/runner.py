@@ -35,7 +35,7 @@ import pyarrow.compute as pc
 from .errors import UserError
 from .grid import TrialSpec, hyperparameter_types, trial_grid
 from .sampling import arrow_type, sample_configs
-from .schema import EPOCHS, trials_schema
+from .schema import CONFUSION, EPOCHS, trials_schema
 from .space import Space, load_space, parse_space
 from .store import RunDir, build_manifest
 
@@ -165,6 +165,22 @@ def _epoch_rows(key: str, rows: list[dict[str, Any]]) -> pa.Table:
                                 schema=EPOCHS)
 
 
+def _confusion_rows(key: str, rows: list[dict[str, Any]]) -> pa.Table | None:
+    """The confusion counts that epoch rows carry (``details`` of a classifying
+    family), as rows of the ``confusion`` table; None when there are none."""
+    out = []
+    for r in rows:
+        c = r.get("confusion")
+        if not c:
+            continue
+        labels = c["labels"]
+        for split in ("dev", "test"):
+            for g, counts in enumerate(c.get(split, [])):
+                out.extend({"trial_key": key, "epoch": r["epoch"], "split": split, "gold": labels[g],
+                            "predicted": labels[p], "count": int(n)} for p, n in enumerate(counts))
+    return pa.Table.from_pylist(out, schema=CONFUSION) if out else None
+
+
 def _time(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
@@ -257,9 +273,10 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
             spec = self.plan[key]
             outcome["attempt"] = self.prior_attempts.get(key, 0) + self.attempts[key] + 1
             row = _trial_row(self.space, spec, self.schema, outcome)
-            epochs = _epoch_rows(key, self.epochs.pop(key, []))
+            rows = self.epochs.pop(key, [])
+            epochs, confusion = _epoch_rows(key, rows), _confusion_rows(key, rows)
             self.pending = [f for f in self.pending if not f.done() or f.result() is not None]
-            self.pending.append(self.pool.submit(self.rd.write_trial, key, row, epochs))
+            self.pending.append(self.pool.submit(self.rd.write_trial, key, row, epochs, confusion))
             self.counts[outcome["status"]] += 1
             self.done.add(key)
             self.running -= 1
@@ -553,7 +570,9 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
                                   "include_dashboard": False}
         # where data, embeddings and downloads live: the workers of a cluster
         # do not inherit the driver's environment, so pass these along
-        forwarded = {k: os.environ[k] for k in _FORWARDED_ENV if os.environ.get(k)}
+        # (a relative folder is made absolute: Ray workers run in another folder)
+        forwarded = {k: os.path.abspath(v) if os.path.isdir(v) else v
+                     for k in _FORWARDED_ENV if (v := os.environ.get(k))}
         if forwarded:
             kwargs["runtime_env"] = {"env_vars": forwarded}
         if address:

@@ -3,13 +3,15 @@
 ``trials``: one row per finished trial -- identity columns, one typed column
 per hyperparameter (named exactly as its YAML key), then the outcome columns.
 ``epochs``: one row per trained epoch of a stored trial.
+``confusion``: for families that classify (transformer), one row per
+(trial, epoch, split, gold label, predicted label) with its count.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["IDENTITY", "OUTCOME", "EPOCHS", "STATUSES", "trials_schema"]
+__all__ = ["IDENTITY", "OUTCOME", "EPOCHS", "CONFUSION", "STATUSES", "trials_schema"]
 
 STATUSES = ("ok", "diverged", "failed")
 
@@ -31,6 +33,11 @@ OUTCOME = pa.schema([
 EPOCHS = pa.schema([
     ("trial_key", pa.string()), ("epoch", pa.int64()), ("train_loss", pa.float64()),
     ("dev_score", pa.float64()), ("test_score", pa.float64()), ("seconds", pa.float64()),
+])
+
+CONFUSION = pa.schema([
+    ("trial_key", pa.string()), ("epoch", pa.int64()), ("split", pa.string()), ("gold", pa.string()),
+    ("predicted", pa.string()), ("count", pa.int64()),
 ])
 
 

@@ -125,6 +125,8 @@ class RunDir:
         self.configs_path = self.path / "configs.parquet"
         self.compacted_trials = self.path / "trials.parquet"
         self.compacted_epochs = self.path / "epochs.parquet"
+        self.confusion_dir = self.path / "confusion"
+        self.compacted_confusion = self.path / "confusion.parquet"
 
     # ---------------------------------------------------------------- state
 
@@ -211,6 +213,10 @@ class RunDir:
         """Every stored epoch row (a part replaces the compacted rows of its key)."""
         return self._read(self.epochs_dir, self.compacted_epochs)
 
+    def read_confusion(self) -> pa.Table | None:
+        """Stored confusion counts (families that classify), or None."""
+        return self._read(self.confusion_dir, self.compacted_confusion)
+
     # --------------------------------------------------------------- writing
 
     @contextmanager
@@ -234,15 +240,19 @@ class RunDir:
 
     def prepare(self) -> None:
         """Create the folders and remove temporary files a killed writer left."""
-        for folder in (self.path, self.trials_dir, self.epochs_dir):
+        for folder in (self.path, self.trials_dir, self.epochs_dir, self.confusion_dir):
             folder.mkdir(parents=True, exist_ok=True)
             for entry in folder.iterdir():
                 if entry.name.startswith(_TMP):
                     entry.unlink()
 
-    def write_trial(self, key: str, trial_row: pa.Table, epoch_rows: pa.Table) -> None:
-        """Store one finished trial: its epochs part, then its trials part."""
+    def write_trial(self, key: str, trial_row: pa.Table, epoch_rows: pa.Table,
+                    confusion: pa.Table | None = None) -> None:
+        """Store one finished trial: its epochs (and confusion) parts, then its
+        trials part -- a trial row is the last thing written."""
         self._write_table(epoch_rows, self.part_path(self.epochs_dir, key))
+        if confusion is not None and confusion.num_rows:
+            self._write_table(confusion, self.part_path(self.confusion_dir, key))
         self._write_table(trial_row, self.part_path(self.trials_dir, key))
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
@@ -269,14 +279,19 @@ class RunDir:
         written whole before the parts it holds are removed."""
         trial_parts = self._part_keys(self.trials_dir)
         epoch_parts = self._part_keys(self.epochs_dir)
+        confusion_parts = self._part_keys(self.confusion_dir)
         trials = self.read_trials()
         epochs = self.read_epochs()
+        confusion = self.read_confusion()
+        if confusion is not None:
+            self._write_table(confusion.sort_by([("trial_key", "ascending"), ("epoch", "ascending")]),
+                              self.compacted_confusion)
         if trials is not None:
             self._write_table(trials.sort_by("trial_key"), self.compacted_trials)
         if epochs is not None:
             self._write_table(epochs.sort_by([("trial_key", "ascending"), ("epoch", "ascending")]),
                               self.compacted_epochs)
-        for p in list(trial_parts.values()) + list(epoch_parts.values()):
+        for p in list(trial_parts.values()) + list(epoch_parts.values()) + list(confusion_parts.values()):
             self._delete(p)
         return (0 if trials is None else trials.num_rows, 0 if epochs is None else epochs.num_rows)
 
@@ -311,6 +326,8 @@ class RemoteRunDir(RunDir):
         self.configs_path = f"{self.root}/configs.parquet"
         self.compacted_trials = f"{self.root}/trials.parquet"
         self.compacted_epochs = f"{self.root}/epochs.parquet"
+        self.confusion_dir = f"{self.root}/confusion"
+        self.compacted_confusion = f"{self.root}/confusion.parquet"
 
     def _is_file(self, path: str) -> bool:
         import pyarrow.fs as pafs
@@ -369,7 +386,7 @@ class RemoteRunDir(RunDir):
         yield                                       # no locks on object stores: one writer by convention
 
     def prepare(self) -> None:
-        for folder in (self.root, self.trials_dir, self.epochs_dir):
+        for folder in (self.root, self.trials_dir, self.epochs_dir, self.confusion_dir):
             self.fs.create_dir(folder, recursive=True)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:

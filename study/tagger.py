@@ -54,6 +54,7 @@ from typing import Any
 import numpy as np
 
 from .errors import UserError
+from .families import check_task_and_names
 from .space import Space, Train
 
 __all__ = ["FAMILY", "TaggerModel", "DEFAULTS", "settings_of"]
@@ -429,19 +430,7 @@ class _Tagger:
     def validate(self, space: Space) -> None:
         from .corpora import DATASETS
 
-        for key in space.task:
-            if key not in TASK_KEYS:
-                raise UserError(f"{space.path}: task.{key}", f"unknown key '{key}' for the tagger family.",
-                                f"Allowed: {', '.join(sorted(TASK_KEYS))}.")
-        dataset = space.task.get("dataset")
-        if dataset not in DATASETS:
-            raise UserError(f"{space.path}: task.dataset", f"unknown or missing dataset {dataset!r}.",
-                            f"Use one of: {', '.join(sorted(DATASETS))}.")
-        names = {p.name for p in space.params} | set(space.choices) | {k for k, _ in space.fixed}
-        unknown = sorted(names - set(DEFAULTS))
-        if unknown:
-            raise UserError(f"{space.path}: {unknown[0]}", f"'{unknown[0]}' is not a hyperparameter of the tagger.",
-                            f"Tagger hyperparameters: {', '.join(sorted(DEFAULTS))}.")
+        check_task_and_names(space, "tagger", TASK_KEYS, DATASETS, DEFAULTS)
         for choice, options in space.choices.items():
             if choice in CHOICES:
                 bad = [o for o in options if o not in CHOICES[choice]]

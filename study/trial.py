@@ -12,7 +12,14 @@
   (the best test score over all epochs) is kept only to show how much picking
   epochs by the test set would inflate results.
 * A NaN/inf training loss or dev score ends the trial with status
-  ``diverged`` (its epochs so far are kept).
+  ``diverged`` (its epochs so far are kept); so does a finished run that the
+  family's optional ``collapse_reason(best_epoch)`` calls collapsed (the
+  transformer family: no better than the majority class, or a loss that
+  never fell), with that reason.
+* A family's ``evaluate`` may return a third value, the one early stopping
+  compares (e.g. minus the dev loss); the dev score is the first. Its
+  optional ``details(epoch)`` adds keys to the epoch's row (the transformer
+  family's confusion matrices).
 * ``train.timeout_s`` is checked after every epoch: past it the trial ends
   with status ``failed`` and reason ``timeout``. (The check is cooperative --
   an epoch that never returns is not interrupted.)
@@ -89,7 +96,9 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
     seed_everything(trial.seed, torch=family.uses_torch, threads=max(1, int(space.resources.cpu)))
     model = family.build(space, trial)
     better = (lambda a, b: a > b) if train.mode == "max" else (lambda a, b: a < b)
-    best_epoch, best_dev, best_test, max_test = 0, math.nan, math.nan, math.nan
+    best_epoch, best_dev, best_test, best_select, max_test = 0, math.nan, math.nan, math.nan, math.nan
+    details = getattr(model, "details", None)
+    collapse_reason = getattr(model, "collapse_reason", None)
     since_best = 0
     for epoch in range(1, train.max_epochs + 1):
         e0 = time.perf_counter()
@@ -99,18 +108,22 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
             dev, test = math.nan, math.nan
             status, reason = "diverged", f"non-finite training loss ({loss}) at epoch {epoch}"
         else:
-            dev, test = (float(x) for x in model.evaluate(epoch))
+            scores = [float(x) for x in model.evaluate(epoch)]
+            dev, test = scores[0], scores[1]
+            select = scores[2] if len(scores) > 2 else dev
             if not math.isfinite(dev):
                 status, reason = "diverged", f"non-finite dev score ({dev}) at epoch {epoch}"
         row = {"epoch": epoch, "train_loss": loss, "dev_score": dev, "test_score": test,
                "seconds": time.perf_counter() - e0, "node": node}
+        if details is not None and status == "ok":
+            row.update(details(epoch))
         done = status != "ok"
         if not done:
             if math.isfinite(test):
                 max_test = test if math.isnan(max_test) else (max(max_test, test) if train.mode == "max"
                                                                else min(max_test, test))
-            if best_epoch == 0 or better(dev, best_dev):
-                best_epoch, best_dev, best_test, since_best = epoch, dev, test, 0
+            if best_epoch == 0 or better(select, best_select):
+                best_epoch, best_dev, best_test, best_select, since_best = epoch, dev, test, select, 0
             else:
                 since_best += 1
             if since_best >= train.patience:
@@ -119,6 +132,10 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
                 done, reason = True, "max_epochs reached"
             elif train.timeout_s is not None and time.perf_counter() - t0 > train.timeout_s:
                 done, status, reason = True, "failed", "timeout"
+        if done and status == "ok" and collapse_reason is not None:
+            collapsed = collapse_reason(best_epoch)
+            if collapsed:
+                status, reason = "diverged", f"{collapsed}; stopped: {reason}"
         if done:
             row.update({
                 "final": True, "status": status, "reason": reason, "epochs_run": epoch,

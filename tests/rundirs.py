@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from study.runner import _epoch_rows, _nan_to_none, _time, _trial_row, plan_study
+from study.runner import _confusion_rows, _epoch_rows, _nan_to_none, _time, _trial_row, plan_study
 from study.sampling import arrow_type
 from study.schema import trials_schema
 from study.space import parse_space
@@ -21,7 +21,8 @@ from study.trial import run_trial
 
 
 def write_synthetic_run(out: Path, yaml_text: str, *, only: int | None = None) -> RunDir:
-    """Train the study of ``yaml_text`` (family synthetic) into ``out``;
+    """Train the study of ``yaml_text`` (any family; the analysis tests use
+    the synthetic one) into ``out``;
     ``only`` stores just the first N trials (a study still running)."""
     space = parse_space(yaml_text, path=str(out / "study.yaml"))
     configs, grid = plan_study(space)
@@ -45,5 +46,6 @@ def write_synthetic_run(out: Path, yaml_text: str, *, only: int | None = None) -
             outcome = {"status": "failed", "reason": f"exception: {type(exc).__name__}", "error": str(exc),
                        "epochs_run": len(rows), "metric": space.train.metric}
         outcome["attempt"] = 1
-        rd.write_trial(spec.key, _trial_row(space, spec, schema, outcome), _epoch_rows(spec.key, rows))
+        rd.write_trial(spec.key, _trial_row(space, spec, schema, outcome), _epoch_rows(spec.key, rows),
+                       _confusion_rows(spec.key, rows))
     return rd

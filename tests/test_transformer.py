@@ -1,0 +1,249 @@
+"""The transformer family and its data: SST trees, (text, label) tables, the
+fine-tuning protocol with tiny randomly initialised BERTs (CPU, seconds each),
+and a real Ray run that stores confusion matrices and collapsed runs."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import analysis
+import study
+from study.errors import UserError
+from study.grid import TrialSpec
+from study.sentences import load_sentences, read_sst_trees, read_table
+from study.space import parse_space
+from study.store import RunDir
+from study.trial import run_trial
+
+DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+REPO = Path(__file__).resolve().parents[1]
+
+TREES = """(3 (2 It) (4 (2 's) (4 (3 a) (4 (4 (2 -LRB-) (4 great) (2 -RRB-)) (2 film)))))
+(1 (2 A) (1 (1 dull) (2 (2 and\\/or) (2 film))))
+
+(2 (2 It) (2 exists))
+"""
+
+
+def test_sst_trees_give_root_sentences_phrases_and_sst2_labels(tmp_path):
+    f = tmp_path / "train.txt"
+    f.write_text(TREES)
+    roots = read_sst_trees(f)
+    assert roots.texts == ["It 's a ( great ) film", "A dull and/or film", "It exists"]
+    assert roots.labels == [3, 1, 2]
+    phrases = read_sst_trees(f, phrases=True)
+    assert "dull" in phrases.texts and phrases.texts.count("film") == 1      # phrases are deduplicated
+    assert phrases.labels[phrases.texts.index("( great ) film")] == 4
+    binary = read_sst_trees(f, binary=True)
+    assert binary.texts == ["It 's a ( great ) film", "A dull and/or film"] and binary.labels == [1, 0]
+
+
+@pytest.mark.parametrize("text, problem", [("(3 (2 It) (4 works)", "unbalanced"), ("(x (2 It))", "not a labelled"),
+                                           ("(7 (2 It))", "outside 0–4")])
+def test_a_broken_tree_names_the_file_and_line(tmp_path, text, problem):
+    f = tmp_path / "dev.txt"
+    f.write_text("(2 (2 fine))\n" + text + "\n")
+    with pytest.raises(UserError) as err:
+        read_sst_trees(f)
+    assert f"{f}:2" in str(err.value) and problem in str(err.value)
+
+
+def test_tsv_and_csv_tables_and_their_errors(tmp_path):
+    tsv = tmp_path / "train.tsv"
+    tsv.write_text("id\ttext\tlabel\n1\tgood film\tpos\n2\tbad film\tneg\n")
+    split, names = read_table(tsv)
+    assert names == ("neg", "pos") and split.texts == ["good film", "bad film"] and split.labels == [1, 0]
+    csv = tmp_path / "dev.csv"
+    csv.write_text('sentence,gold\n"fine, really",pos\n')
+    split, _ = read_table(csv, text_column="sentence", label_column="gold", label_names=names)
+    assert split.texts == ["fine, really"] and split.labels == [1]
+    with pytest.raises(UserError, match=r"dev.csv:1: no column 'text'"):
+        read_table(csv)
+    csv.write_text("text,label\nok,maybe\n")
+    with pytest.raises(UserError, match=r"dev.csv:2: label 'maybe' does not occur"):
+        read_table(csv, label_names=names)
+
+
+@pytest.mark.skipif(not (DATA / "sst5" / "train.txt").is_file(),
+                    reason=f"SST-5 not found under {DATA} (set SEEDSWEEP_SHARED_DATA to the shared data folder)")
+def test_the_official_sst_splits_have_the_published_sizes_and_label_counts():
+    sst5 = load_sentences({"dataset": "sst5", "path": str(DATA / "sst5")})
+    assert (len(sst5.train), len(sst5.dev), len(sst5.test)) == (8544, 1101, 2210)
+    assert [sst5.test.labels.count(k) for k in range(5)] == [279, 633, 389, 510, 399]
+    sst2 = load_sentences({"dataset": "sst2", "path": str(DATA / "sst5")})
+    assert (len(sst2.train), len(sst2.dev), len(sst2.test)) == (6920, 872, 1821)
+
+
+# ------------------------------------------------------------ the protocol
+
+def write_toy(folder: Path, seed: int = 0) -> dict[str, str]:
+    """A learnable three-way sentiment task: the label is in the words."""
+    rng = random.Random(seed)
+    words = {"neg": ["awful", "dull", "bad"], "neu": ["table", "film", "plain"], "pos": ["great", "superb", "fun"]}
+    files = {}
+    for split, n in (("train", 240), ("dev", 60), ("test", 90)):
+        rows = ["text\tlabel"]
+        for i in range(n):
+            label = ["neg", "neu", "pos"][i % 3] if split != "train" else rng.choice(["neg", "neu", "pos", "neu"])
+            text = " ".join(rng.choice(words[label]) for _ in range(3)) + " " + rng.choice(words["neu"])
+            rows.append(f"{text}\t{label}")
+        (folder / f"{split}.tsv").write_text("\n".join(rows) + "\n")
+        files[split] = str(folder / f"{split}.tsv")
+    return files
+
+
+def space(folder: Path, fixed: str = "", *, epochs: int = 4, compare: str = "{lr: [3.0e-3, 1.0e-3]}",
+          dropout: float = 0.0):
+    return parse_space(toy_yaml(folder, fixed, epochs=epochs, compare=compare, dropout=dropout),
+                       path=str(folder / "toy.yaml"))
+
+
+def toy_yaml(folder: Path, fixed: str = "", *, epochs: int = 4, compare: str = "{lr: [3.0e-3, 1.0e-3]}",
+             dropout: float = 0.0) -> str:
+    files = write_toy(folder)
+    return f"""
+name: toy
+family: transformer
+samples: 1
+seeds: 2
+compare: {compare}
+task: {{dataset: table, name: toy, train: {files['train']}, dev: {files['dev']}, test: {files['test']}}}
+fixed: {{model: tiny-random-bert, batch_size: 16, max_length: 16, classifier_dropout: {dropout}{fixed}}}
+train: {{max_epochs: {epochs}, patience: {epochs}}}
+"""
+
+
+def trial(lr=3e-3, seed=1):
+    return TrialSpec(key=f"c00000/lr={lr}/seed={seed}", config_id="c00000", choice="lr", option=lr, seed=seed,
+                     params=(("lr", lr),))
+
+
+def outcome(sp, t):
+    rows = []
+    run_trial(sp, t, rows.append)
+    return rows
+
+
+def test_the_stored_test_score_is_the_one_of_the_best_dev_epoch(tmp_path):
+    rows = outcome(space(tmp_path), trial())
+    final = rows[-1]
+    assert final["status"] == "ok", final["reason"]
+    dev = [r["dev_score"] for r in rows]
+    best = dev.index(max(dev))                                  # the first epoch with the best dev score
+    assert final["best_epoch"] == best + 1
+    assert final["dev_score_best"] == dev[best]
+    assert final["test_score_best"] == rows[best]["test_score"]
+    assert final["test_score_max"] == max(r["test_score"] for r in rows)
+    assert final["dev_score_best"] > 0.5                        # it learnt the toy task
+    for r in rows:                                              # confusion matrices add up to the scores
+        c = r["confusion"]
+        assert c["labels"] == ["neg", "neu", "pos"]
+        test = c["test"]
+        assert sum(map(sum, test)) == 90
+        assert sum(test[k][k] for k in range(3)) / 90 == pytest.approx(r["test_score"])
+
+
+def test_same_seed_gives_identical_scores_on_cpu_and_another_seed_does_not(tmp_path):
+    sp = space(tmp_path, epochs=2, dropout=0.2)
+    key = lambda rows: [(r["train_loss"], r["dev_score"], r["test_score"]) for r in rows]  # noqa: E731
+    a, b = outcome(sp, trial()), outcome(sp, trial())
+    assert key(a) == key(b)
+    c = outcome(sp, trial(seed=2))
+    assert [r["train_loss"] for r in c] != [r["train_loss"] for r in a]
+
+
+def test_a_run_that_cannot_learn_is_kept_as_diverged_with_its_reason(tmp_path):
+    rows = outcome(space(tmp_path, epochs=2, compare="{lr: [0.0, 1.0e-3]}"), trial(lr=0.0))
+    final = rows[-1]
+    assert final["status"] == "diverged"
+    assert final["reason"].startswith("collapsed: ")
+    assert len(rows) == 2 and final["test_score_best"] == final["test_score_best"]    # scores kept, not NaN
+
+
+def test_early_stopping_on_dev_loss_selects_by_loss(tmp_path):
+    sp = space(tmp_path, ", stop_on: loss", epochs=3)
+    from study.transformer import TransformerModel
+
+    model = TransformerModel(sp, {"lr": 3e-3}, 1)
+    model.train_epoch(1)
+    dev, test, select = model.evaluate(1)
+    _, loss = model._predict("dev")
+    assert select == pytest.approx(-loss) and 0 <= dev <= 1
+
+
+def test_a_model_folder_loads_and_errors_name_the_model(tmp_path):
+    from study.transformer import TransformerModel, model_source
+
+    sp = space(tmp_path)
+    model = TransformerModel(sp, {"lr": 3e-3}, 1)
+    folder = tmp_path / "saved"
+    model.net.save_pretrained(folder)
+    model_source("all-minilm-l6-v2")                            # the packaged weights are installed
+    with pytest.raises(UserError, match="no config.json"):
+        model_source(str(tmp_path))
+    with pytest.raises(UserError, match="no such folder"):
+        model_source("./nowhere")
+    assert model_source("bert-base-uncased") == "bert-base-uncased"     # a hub name
+    hub = tmp_path / "hub.yaml"
+    hub.write_text(sp.text.replace("tiny-random-bert", "no-such-org/no-such-model"))
+    r = subprocess.run([sys.executable, "-m", "study", "check", "--resolve", str(hub)], capture_output=True,
+                       text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})    # no network attempts
+    assert r.returncode == 2 and "model no-such-org/no-such-model: cannot load it" in r.stderr
+    sp_dir = parse_space(sp.text.replace("tiny-random-bert", str(folder)), path=sp.path)
+    # the saved folder has weights but no tokenizer: the tokenizer is the model's own concern
+    (folder / "vocab.txt").write_text(Path(model_source("all-minilm-l6-v2"), "vocab.txt").read_text())
+    loaded = TransformerModel(sp_dir, {"lr": 3e-3}, 1)
+    assert loaded.net.config.hidden_size == 32
+
+
+def test_user_errors_survive_pickling_from_a_worker():
+    err = pickle.loads(pickle.dumps(UserError("task.path x", "missing.", "Fix it.")))
+    assert (err.where, err.problem, err.fix) == ("task.path x", "missing.", "Fix it.")
+
+
+@pytest.mark.parametrize("fixed, message", [
+    (", units: 3", "'units' is not a hyperparameter of the transformer family"),
+    (", stop_on: f1", "stop_on"),
+    (", max_length: 1", "max_length"),
+])
+def test_check_refuses_bad_transformer_settings_with_exit_2(tmp_path, fixed, message):
+    f = tmp_path / "bad.yaml"
+    f.write_text(toy_yaml(tmp_path, fixed))
+    r = subprocess.run([sys.executable, "-m", "study", "check", str(f)], capture_output=True, text=True)
+    assert r.returncode == 2 and message in r.stderr and str(f) in r.stderr
+
+
+@pytest.mark.parametrize("name", ["sst5_models.yaml", "sst5_offline.yaml"])
+def test_the_sst5_study_files_pass_check_offline(name):
+    r = subprocess.run([sys.executable, "-m", "study", "check", str(REPO / "search_spaces" / name)],
+                       capture_output=True, text=True, env={**os.environ, "SEEDSWEEP_DATA": "/nonexistent"})
+    assert r.returncode == 0, r.stderr
+    assert "trials" in r.stdout
+
+
+@pytest.mark.slow
+def test_a_study_on_ray_stores_confusion_matrices_and_collapsed_runs(tmp_path, ray_local):
+    sp = space(tmp_path, epochs=4, compare="{lr: [0.0, 3.0e-3]}")
+    f = tmp_path / "toy.yaml"
+    f.write_text(sp.text)
+    out = tmp_path / "run"
+    summary = study.run(f, out)
+    assert summary.total == 4
+    df = analysis.load(out)
+    assert set(df.status[df.lr == 0.0]) == {"diverged"}
+    assert df.reason[df.lr == 0.0].str.startswith("collapsed").all()
+    assert set(df.status[df.lr > 0]) == {"ok"}
+    confusion = RunDir(out).read_confusion().to_pandas()
+    assert set(confusion.trial_key) == set(df.trial_key)
+    per = confusion.groupby(["trial_key", "epoch", "split"])["count"].sum()
+    assert set(per.xs("test", level="split")) == {90} and set(per.xs("dev", level="split")) == {60}
+    RunDir(out).compact()
+    assert not list((out / "confusion").glob("*.parquet"))
+    assert RunDir(out).read_confusion().num_rows == len(confusion)
