@@ -21,8 +21,8 @@ from study.store import RunDir, write_text
 from .imported import ComparisonSpec, read_import_spec
 from .load import load
 from .paired import Comparison, compare_tasks
-from .seeds import seed_variance
-from .tables import comparison_table, seed_variance_table
+from .seeds import option_distributions, seed_variance
+from .tables import comparison_table, option_distribution_table, seed_variance_table
 
 __all__ = ["comparisons_of", "report", "export_csv", "ReportSection"]
 
@@ -102,6 +102,10 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
     for s in secs:
         title = s.spec.name if s.spec.name == s.spec.choice else f"{s.spec.name} ({s.spec.choice})"
         parts.append(comparison_table(s.by_task, options=s.spec.options).render(fmt, title=title))
+    if secs and read_import_spec(run_dir) is None:      # seedsweep runs: per-option seed distributions
+        for s in secs:
+            parts.append(option_distribution_table(option_distributions(df, s.spec.choice), s.spec.choice)
+                         .render(fmt, title=f"seed distribution per option: {s.spec.name}"))
     if secs:
         where = secs[0].spec.where
         parts.append(seed_variance_table(seed_variance(_subset(df, where), results=results))

@@ -97,6 +97,30 @@ def seed_distributions(df: pd.DataFrame, by: Sequence[str], *, score: str = "tes
     return pd.DataFrame(rows, columns=list(by) + ["n", "min", "median", "max", "sd"])
 
 
+def option_distributions(df: pd.DataFrame, choice: str, *, by: str = "task", score: str = "test_score"
+                         ) -> pd.DataFrame:
+    """Per task and option of ``choice``: n, min, median, max, sd of every
+    finished run's score, ``peeking_gain`` (median of ``test_score_max`` −
+    ``test_score``: what choosing the epoch by the test set would have added)
+    and ``not_ok`` (rows of that option that diverged or failed)."""
+    cols = [by, "option", "n", "min", "median", "max", "sd", "peeking_gain", "not_ok"]
+    if choice not in df.columns or not len(df):
+        return pd.DataFrame(columns=cols)
+    ok = finished(df, score)
+    task = (lambda d: d[by].astype(str)) if by in df.columns else (lambda d: pd.Series("", index=d.index))
+    not_ok = df[~df.index.isin(ok.index)].groupby([task(df[~df.index.isin(ok.index)]),
+                                                  df.loc[~df.index.isin(ok.index), choice].astype(str)]).size()
+    rows = []
+    for (t, option), sub in ok.groupby([task(ok), ok[choice].astype(str)], sort=True):
+        d = seed_distribution(sub[score].to_numpy(dtype=float))
+        gain = (sub["test_score_max"] - sub[score]).to_numpy(dtype=float) if "test_score_max" in sub else np.empty(0)
+        gain = gain[np.isfinite(gain)]
+        rows.append({by: t, "option": option, "n": d.n, "min": d.min, "median": d.median, "max": d.max, "sd": d.sd,
+                     "peeking_gain": float(np.median(gain)) if len(gain) else float("nan"),
+                     "not_ok": int(not_ok.get((t, option), 0))})
+    return pd.DataFrame(rows, columns=cols)
+
+
 def ks_test(a: Sequence[float], b: Sequence[float]) -> tuple[float, float]:
     """Two-sample Kolmogorov–Smirnov test of two seed distributions: (D, p)."""
     res = stats.ks_2samp(np.asarray(a, dtype=float), np.asarray(b, dtype=float))

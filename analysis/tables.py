@@ -159,3 +159,16 @@ def seed_variance_table(frame) -> Table:
     return Table(header=["Task", "# configs", "median (max − min)", "95th percentile", "max"], rows=rows,
                  notes=["Per configuration run with ≥ 2 seeds: max − min of the test score over its seeds, "
                         "in points (score × 100)."])
+
+
+def option_distribution_table(frame, choice: str) -> Table:
+    """Per task and option: the seed distribution of every finished run
+    (:func:`analysis.seeds.option_distributions` output)."""
+    rows = [[str(r.task) or "all", str(r.option), str(r.n), _pts(r.min, False), _pts(r.median, False),
+             _pts(r.max, False), _pts(r.sd, False), _pts(r.peeking_gain, False), str(r.not_ok)]
+            for r in frame.itertuples()]
+    return Table(header=["Task", choice, "n", "min", "median", "max", "σ", "peeking gain", "not ok"], rows=rows,
+                 notes=["Every finished run (configurations × seeds) of each option; scores in points. Peeking "
+                        "gain: median of (best test epoch's score − the reported score at the best dev epoch). "
+                        "Not ok: diverged or failed runs of the option (kept in the run directory)."],
+                 numeric_from=2)

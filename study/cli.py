@@ -72,8 +72,20 @@ def _cmd_report(args) -> int:
     fmt = args.format
     if fmt is None:
         suffix = (args.output or "").rsplit(".", 1)[-1].lower()
-        fmt = {"html": "html", "htm": "html", "tex": "latex"}.get(suffix, "markdown")
-    text = report(args.dir, fmt, n_bootstrap=args.bootstrap, seed=args.seed)
+        fmt = {"html": "page", "htm": "page", "tex": "latex"}.get(suffix, "markdown")
+    if args.images:
+        from analysis.htmlreport import write_images
+
+        files = write_images(args.dir, args.images, args.image_format, n_bootstrap=args.bootstrap, seed=args.seed)
+        print(f"{args.dir}: wrote {len(files)} {args.image_format} figures to {args.images}")
+        if not args.output and args.format is None:
+            return 0
+    if fmt == "page":                   # the self-contained report: figures, tables, plotly.js inlined
+        from analysis.htmlreport import html_report
+
+        text = html_report(args.dir, n_bootstrap=args.bootstrap, seed=args.seed)
+    else:
+        text = report(args.dir, fmt, n_bootstrap=args.bootstrap, seed=args.seed)
     if args.output:
         from .store import write_text
 
@@ -81,6 +93,17 @@ def _cmd_report(args) -> int:
         print(f"{args.dir}: wrote {args.output} ({fmt})")
     else:
         print(text, end="")
+    return 0
+
+
+def _cmd_dashboard(args) -> int:
+    from analysis.dashboard import serve
+
+    if not 0 < args.port < 65536:
+        raise UserError(f"--port {args.port}", "not a TCP port.", "Give a port between 1 and 65535, e.g. 8050.")
+    if args.interval <= 0:
+        raise UserError(f"--interval {args.interval}", "must be positive.", "Give seconds, e.g. 2.")
+    serve(args.dir, host=args.host, port=args.port, interval_s=args.interval)
     return 0
 
 
@@ -142,12 +165,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="print the comparison and seed-variance tables of a run directory")
     p.add_argument("dir")
-    p.add_argument("--format", choices=["markdown", "html", "latex"],
-                   help="table format (default: from -o's extension, else markdown)")
+    p.add_argument("--format", choices=["markdown", "html", "latex", "page"],
+                   help="markdown, html or latex: the tables only; page: the self-contained HTML report with "
+                        "figures (default: page for -o *.html, latex for *.tex, else markdown)")
     p.add_argument("-o", "--output", help="write to this file instead of printing")
+    p.add_argument("--images", metavar="FOLDER",
+                   help="also write every figure as FOLDER/<figure id>.png (Kaleido with a local Chromium)")
+    p.add_argument("--image-format", choices=["png", "svg"], default="png", help="format of --images (default png)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples for the CI of Δ (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap (default 0)")
     p.set_defaults(func=_cmd_report)
+
+    p = sub.add_parser("dashboard", help="serve a live dashboard of a run directory (Dash, local by default)")
+    p.add_argument("dir")
+    p.add_argument("--port", type=int, default=8050, help="TCP port (default 8050)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
+    p.add_argument("--interval", type=float, default=2.0,
+                   help="seconds between checks for new trial rows (default 2)")
+    p.set_defaults(func=_cmd_dashboard)
 
     p = sub.add_parser("export", help="write the raw per-trial scores as CSV")
     p.add_argument("dir")

@@ -346,6 +346,12 @@ def _make_callback(rd: RunDir, space: Space, plan: dict[str, TrialSpec], schema:
                 print("\r" + text, end="\n" if force else "", file=self.stream, flush=True)
             else:
                 print(text, file=self.stream, flush=True)
+            try:        # what the dashboard shows as running; advisory, so a failed write is not an error
+                self.rd.write_progress({"running": 0 if force else self.running, "done_this_run": done,
+                                        "to_run": self.total,
+                                        "updated_at": datetime.now(timezone.utc).isoformat()})
+            except OSError:
+                pass
 
     return StoreAndProgress(rd, space, plan, schema, prior_attempts, stream, total)
 

@@ -125,6 +125,7 @@ class RunDir:
         self.configs_path = self.path / "configs.parquet"
         self.compacted_trials = self.path / "trials.parquet"
         self.compacted_epochs = self.path / "epochs.parquet"
+        self.progress_path = self.path / "progress.json"
         self.confusion_dir = self.path / "confusion"
         self.compacted_confusion = self.path / "confusion.parquet"
 
@@ -212,6 +213,19 @@ class RunDir:
     def read_epochs(self) -> pa.Table | None:
         """Every stored epoch row (a part replaces the compacted rows of its key)."""
         return self._read(self.epochs_dir, self.compacted_epochs)
+
+    def read_progress(self) -> dict[str, Any] | None:
+        """The driver's live progress file (running trials, updated_at), or None."""
+        try:
+            return json.loads(self._read_text(self.progress_path))
+        except (OSError, ValueError):
+            return None
+
+    def _read_text(self, path) -> str:
+        return Path(path).read_text()
+
+    def write_progress(self, progress: dict[str, Any]) -> None:
+        write_json(progress, self.progress_path)
 
     def read_confusion(self) -> pa.Table | None:
         """Stored confusion counts (families that classify), or None."""
@@ -326,6 +340,7 @@ class RemoteRunDir(RunDir):
         self.configs_path = f"{self.root}/configs.parquet"
         self.compacted_trials = f"{self.root}/trials.parquet"
         self.compacted_epochs = f"{self.root}/epochs.parquet"
+        self.progress_path = f"{self.root}/progress.json"
         self.confusion_dir = f"{self.root}/confusion"
         self.compacted_confusion = f"{self.root}/confusion.parquet"
 
@@ -389,10 +404,19 @@ class RemoteRunDir(RunDir):
         for folder in (self.root, self.trials_dir, self.epochs_dir, self.confusion_dir):
             self.fs.create_dir(folder, recursive=True)
 
+    def _read_text(self, path: str) -> str:
+        with self.fs.open_input_stream(path) as fh:
+            return fh.read().decode()
+
+    def _write_json(self, data: dict[str, Any], path: str) -> None:
+        with self.fs.open_output_stream(path) as fh:          # one object, visible when complete
+            fh.write((json.dumps(data, indent=2, default=str) + "\n").encode())
+
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        data = (json.dumps(manifest, indent=2, default=str) + "\n").encode()
-        with self.fs.open_output_stream(self.manifest_path) as fh:
-            fh.write(data)
+        self._write_json(manifest, self.manifest_path)
+
+    def write_progress(self, progress: dict[str, Any]) -> None:
+        self._write_json(progress, self.progress_path)
 
     def check_out(self) -> None:
         self._is_file(self.manifest_path)           # reachable (raises a UserError otherwise)

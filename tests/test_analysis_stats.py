@@ -328,3 +328,22 @@ def test_seed_tables():
     d = seed_distribution([0.80, 0.84, 0.82])
     assert (d.n, d.min, d.median, d.max) == (3, 0.80, 0.82, 0.84)
     assert d.sd == pytest.approx(0.02)
+
+
+def test_option_distributions_count_every_finished_run_and_the_peeking_gain():
+    import pandas as pd
+
+    from analysis.seeds import option_distributions
+
+    df = pd.DataFrame({
+        "task": ["t"] * 6, "model": ["a", "a", "a", "b", "b", "b"],
+        "status": ["ok", "ok", "ok", "ok", "ok", "diverged"],
+        "test_score": [0.40, 0.50, 0.45, 0.30, 0.34, 0.20],
+        "test_score_max": [0.41, 0.50, 0.47, 0.33, 0.34, 0.25],
+    })
+    out = option_distributions(df, "model").set_index("option")
+    assert out.loc["a", "n"] == 3 and out.loc["a", "median"] == 0.45 and out.loc["a", "min"] == 0.40
+    assert out.loc["a", "sd"] == pytest.approx(0.05)
+    assert out.loc["a", "peeking_gain"] == pytest.approx(0.01)
+    assert out.loc["b", "n"] == 2 and out.loc["b", "not_ok"] == 1 and out.loc["a", "not_ok"] == 0
+    assert out.loc["b", "peeking_gain"] == pytest.approx(0.015)

@@ -178,6 +178,11 @@ def test_early_stopping_on_dev_loss_selects_by_loss(tmp_path):
     assert select == pytest.approx(-loss) and 0 <= dev <= 1
 
 
+def test_bf16_autocast_trains_and_scores(tmp_path):
+    rows = outcome(space(tmp_path, ", precision: bf16", epochs=1), trial())
+    assert rows[-1]["status"] in ("ok", "diverged") and 0 <= rows[-1]["test_score_best"] <= 1
+
+
 def test_a_model_folder_loads_and_errors_name_the_model(tmp_path):
     from study.transformer import TransformerModel, model_source
 

@@ -1,0 +1,185 @@
+"""``seedsweep dashboard DIR``: a live Dash app over a run directory.
+
+It binds to 127.0.0.1 by default (a study's results are not for the whole
+network; use ``--host 0.0.0.0`` deliberately, e.g. on a cluster head reached
+through an SSH tunnel). Every ``--interval`` seconds the page asks whether
+the run directory changed (a new trial part, a compaction, the driver's
+progress file); only then are the trials read again and the figures redrawn,
+so a study running over a weekend can be watched without reloading.
+
+The figures are those of :mod:`analysis.figures`, with the same ids; the
+comparison shown is chosen with the ``choice`` selector, and rows can be
+narrowed by task and by the values of one other hyperparameter.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from study.store import RunDir
+
+from . import figures as F
+
+__all__ = ["create_app", "serve", "signature"]
+
+ALL = "(all tasks)"
+
+
+def signature(run_dir: str | Path) -> str:
+    """Changes whenever a trial is stored, the directory is compacted or the
+    driver's progress file is rewritten (cheap: a few ``stat`` calls, or one
+    listing on an object store)."""
+    rd = RunDir(run_dir)
+    if isinstance(rd.path, Path):
+        parts = []
+        for p in (rd.trials_dir, rd.compacted_trials, rd.progress_path, rd.path / "import.json"):
+            try:
+                st = os.stat(p)
+                parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+            except OSError:
+                parts.append("-")
+        try:
+            parts.append(str(len(os.listdir(rd.trials_dir))))
+        except OSError:
+            parts.append("0")
+        return "|".join(parts)
+    progress = rd.read_progress() or {}
+    return f"{len(rd.stored_keys())}|{progress.get('updated_at', '')}"
+
+
+class _Views:
+    """One :class:`~analysis.figures.RunView` per directory signature, shared by callbacks."""
+
+    def __init__(self, run_dir: str) -> None:
+        self.run_dir = run_dir
+        self.lock = threading.Lock()
+        self.key: str | None = None
+        self.view: F.RunView | None = None
+
+    def get(self, key: str | None = None) -> F.RunView:
+        with self.lock:
+            key = key or signature(self.run_dir)
+            if self.view is None or key != self.key:
+                self.view = F.load_view(self.run_dir)
+                self.key = key
+            return self.view
+
+
+def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
+    """The Dash app for ``run_dir`` (not started; see :func:`serve`)."""
+    import dash
+    from dash import Input, Output, State, dcc, html
+
+    run_dir = str(run_dir)
+    RunDir(run_dir).require()
+    views = _Views(run_dir)
+    first = views.get()
+    choices = [s.name for s in first.specs]
+
+    app = dash.Dash(__name__, title=f"seedsweep: {first.study}", update_title=None,
+                    serve_locally=True, assets_ignore=".*")
+    graph = lambda fig_id, **kw: dcc.Graph(id=fig_id, config={"displaylogo": False}, **kw)  # noqa: E731
+    control = {"minWidth": "220px", "flex": "1"}
+    grid = {"display": "grid", "gridTemplateColumns": "repeat(auto-fit, minmax(560px, 1fr))", "gap": "0.5rem"}
+    app.layout = html.Div(style={"fontFamily": "system-ui, sans-serif", "margin": "1rem 2rem"}, children=[
+        html.H2(f"seedsweep: {first.study}", id="title"),
+        html.Div(id="summary", style={"color": "#444"}),
+        dcc.Interval(id="tick", interval=int(interval_s * 1000)),
+        dcc.Store(id="version", data=None),      # the first poll fills it, and every view follows
+        graph("progress"),
+        html.Div(style={"display": "flex", "gap": "1rem", "flexWrap": "wrap"}, children=[
+            html.Div(style=control, children=[html.Label("choice"), dcc.Dropdown(
+                id="choice", options=choices, value=choices[0] if choices else None, clearable=False)]),
+            html.Div(style=control, children=[html.Label("task"), dcc.Dropdown(
+                id="task", options=[ALL] + first.tasks, value=ALL, clearable=False)]),
+            html.Div(style=control, children=[html.Label("filter by"), dcc.Dropdown(
+                id="filter-column", options=first.filter_columns(), placeholder="a hyperparameter")]),
+            html.Div(style=control, children=[html.Label("keep values"), dcc.Dropdown(
+                id="filter-values", options=[], multi=True, placeholder="all values")]),
+        ]),
+        html.Div(style=grid, children=[graph("winshares"), graph("distribution"), graph("differences"),
+                                       graph("sigma"), graph("seed-distribution"), graph("seeds")]),
+        html.H3("single trials"),
+        dcc.Dropdown(id="trials", options=[], multi=True, placeholder="trials for curves and confusion"),
+        html.Div(style=grid, children=[graph("curves"), graph("confusion")]),
+        graph("problems"),
+    ])
+
+    @app.callback(Output("version", "data"), Input("tick", "n_intervals"), State("version", "data"))
+    def _poll(_, current):
+        key = signature(run_dir)
+        return dash.no_update if key == current else key
+
+    @app.callback(Output("progress", "figure"), Output("summary", "children"), Output("task", "options"),
+                  Output("filter-column", "options"), Input("version", "data"))
+    def _overview(version):
+        view = views.get(version)
+        s = F.progress_summary(view)
+        text = (f"{s['stored']} of {s['planned']} trials stored: ok {s['ok']}, diverged {s['diverged']}, "
+                f"failed {s['failed']}; running {s['running']}")
+        return F.progress_figure(view), text, [ALL] + view.tasks, view.filter_columns()
+
+    @app.callback(Output("filter-values", "options"), Output("filter-values", "value"),
+                  Input("filter-column", "value"), State("version", "data"))
+    def _filter_values(column, version):
+        view = views.get(version)
+        if not column or column not in view.df:
+            return [], []
+        values = sorted(view.df[column].dropna().astype(str).unique())
+        return values, []
+
+    def _rows(view, task, column, values):
+        df = view.df
+        if task and task != ALL and "task" in df:
+            df = df[df["task"].astype(str) == task]
+        if column and values:
+            df = F.filtered(df, {column: values})
+        return df
+
+    @app.callback(Output("winshares", "figure"), Output("distribution", "figure"), Output("differences", "figure"),
+                  Output("sigma", "figure"), Output("seed-distribution", "figure"), Output("seeds", "figure"),
+                  Output("problems", "figure"),
+                  Input("version", "data"), Input("choice", "value"), Input("task", "value"),
+                  Input("filter-column", "value"), Input("filter-values", "value"))
+    def _comparison(version, choice, task, column, values):
+        view = views.get(version)
+        df = _rows(view, task, column, values)
+        spec = view.spec(choice)
+        if spec is None:
+            empty = F._empty("winshares", "this run directory names no comparisons")
+            return (empty, F._empty("distribution", ""), F._empty("differences", ""), F._empty("sigma", ""),
+                    F.seed_distribution_figure(df, None), F.seeds_figure(df, view.results), F.problems_figure(df))
+        by_task = F.compare_view(view, spec, df)
+        return (F.winshares_figure(by_task, spec), F.distribution_figure(by_task, spec),
+                F.differences_figure(by_task, spec), F.sigma_figure(by_task, spec),
+                F.seed_distribution_figure(df, spec), F.seeds_figure(df, view.results), F.problems_figure(df))
+
+    @app.callback(Output("trials", "options"), Output("trials", "value"), Input("choice", "value"),
+                  Input("version", "data"), State("trials", "value"))
+    def _trials(choice, version, current):
+        """Every stored trial can be chosen; the median trial of each option is
+        shown until the user chooses (a new trial row keeps the choice)."""
+        view = views.get(version)
+        keys = sorted(view.df["trial_key"].dropna().astype(str)) if "trial_key" in view.df else []
+        if current and dash.callback_context.triggered_id == "version":
+            return keys, current
+        return keys, F.default_trials(view.df, view.spec(choice))
+
+    @app.callback(Output("curves", "figure"), Output("confusion", "figure"), Input("trials", "value"),
+                  Input("version", "data"))
+    def _single(keys, version):
+        view = views.get(version)
+        keys = keys or []
+        return (F.curves_figure(view.epochs, view.df, keys),
+                F.confusion_figure(view.confusion, view.df, keys))
+
+    return app
+
+
+def serve(run_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8050, interval_s: float = 2.0) -> None:
+    """Serve the dashboard until interrupted."""
+    app = create_app(run_dir, interval_s=interval_s)
+    print(f"seedsweep dashboard for {run_dir}: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
+    app.run(host=host, port=port, debug=False)

@@ -1,0 +1,425 @@
+"""Plotly figures of a run directory, shared by the live dashboard and the
+self-contained HTML report, so both show the same numbers as the tables.
+
+Every figure has a stable id (:data:`FIGURE_IDS`); the report suffixes the
+per-choice ones with the choice (``winshares-classifier``). Scores are
+plotted as stored (fractions, e.g. 0.91 F1), not in points.
+
+* ``progress`` -- trials stored by status against the plan, running trials
+  (from the driver's ``progress.json``) and an ETA;
+* ``distribution`` -- per task and option, the violin of the paired
+  configurations' scores (mean over seeds: the values the win shares and Δ
+  are computed from), medians marked;
+* ``differences`` -- per task, the histogram of paired differences
+  score(option) − score(best) with the median Δ and its bootstrap CI;
+* ``winshares`` -- win shares per task and option, the 1/k line (no
+  difference) and the † marks;
+* ``sigma`` -- the σ table with its marks;
+* ``seeds`` -- ECDF of the seed-to-seed spread (max − min per configuration);
+* ``seed-distribution`` -- per option: n, min, median, max, σ over every
+  finished run, and the gap between the best test epoch and the best dev
+  epoch's test score (what peeking at the test set would add);
+* ``curves`` -- dev and test score per epoch of selected trials, the best dev
+  epoch marked;
+* ``confusion`` -- the test confusion matrix at the best dev epoch, summed
+  over the selected trials (classifying families);
+* ``problems`` -- every diverged and failed trial with its reason.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from study.store import RunDir
+
+from .imported import ComparisonSpec
+from .paired import Comparison, compare_tasks, finished
+from .report import _as_categories, _subset, comparisons_of
+from .seeds import _network_ids, option_distributions
+
+__all__ = ["FIGURE_IDS", "RunView", "load_view", "filtered", "compare_view", "progress_figure",
+           "distribution_figure", "differences_figure", "winshares_figure", "sigma_figure", "seeds_figure",
+           "seed_distribution_figure", "curves_figure", "confusion_figure", "problems_figure", "default_trials"]
+
+FIGURE_IDS = ("progress", "distribution", "differences", "winshares", "sigma", "seeds", "seed-distribution",
+              "curves", "confusion", "problems")
+COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+          "#17becf")
+LIVE_S = 60          # a progress.json older than this means no driver is running
+_STATUS_COLORS = {"ok": "#2ca02c", "diverged": "#ff7f0e", "failed": "#d62728", "running": "#1f77b4",
+                  "pending": "#c7c7c7"}
+
+
+@dataclass
+class RunView:
+    """What the figures are drawn from: one reading of a run directory."""
+
+    path: str
+    study: str
+    df: pd.DataFrame
+    specs: list[ComparisonSpec]
+    results: list[str]
+    planned: int
+    imported: bool
+    epochs: pd.DataFrame | None = None
+    confusion: pd.DataFrame | None = None
+    progress: dict = field(default_factory=dict)
+
+    def spec(self, name: str | None) -> ComparisonSpec | None:
+        for s in self.specs:
+            if s.name == name:
+                return s
+        return self.specs[0] if self.specs else None
+
+    @property
+    def tasks(self) -> list[str]:
+        return sorted(self.df["task"].dropna().astype(str).unique()) if "task" in self.df else []
+
+    def filter_columns(self) -> list[str]:
+        """Hyperparameter columns with more than one value (what a filter can narrow)."""
+        from study.schema import IDENTITY, OUTCOME
+
+        skip = {f.name for f in IDENTITY} | {f.name for f in OUTCOME} | set(self.results) | {"dev_score"}
+        skip |= {s.choice for s in self.specs}      # filtering a compared choice would break its pairs
+        return [c for c in self.df.columns if c not in skip and 1 < self.df[c].nunique(dropna=True) <= 50]
+
+
+def load_view(run_dir: str | Path, *, epochs: bool = True) -> RunView:
+    """Read ``run_dir`` (trials, and for seedsweep runs epochs, confusion
+    counts and the driver's progress file)."""
+    from .load import load, load_epochs
+
+    rd = RunDir(run_dir)
+    rd.require()
+    manifest = rd.manifest()
+    specs, results = comparisons_of(run_dir)
+    df = _as_categories(load(run_dir))
+    imported = manifest.get("imported") is not None
+    view = RunView(str(run_dir), str(manifest.get("study", "?")), df, specs, results,
+                   int(len(df) if imported else manifest.get("n_trials", len(df))), imported)
+    if epochs and not imported:
+        view.epochs = load_epochs(run_dir)
+        conf = rd.read_confusion()
+        view.confusion = conf.to_pandas() if conf is not None else None
+    view.progress = rd.read_progress() or {}
+    return view
+
+
+def filtered(df: pd.DataFrame, filters: dict[str, list] | None) -> pd.DataFrame:
+    """Rows whose ``column`` value (as text) is one of the chosen values, for every filter."""
+    for col, values in (filters or {}).items():
+        if values and col in df.columns:
+            df = df[df[col].astype(str).isin([str(v) for v in values])]
+    return df
+
+
+def compare_view(view: RunView, spec: ComparisonSpec, df: pd.DataFrame | None = None, *,
+                 n_bootstrap: int = 1000, seed: int = 0) -> dict[str, Comparison]:
+    """The comparison ``spec`` per task, as the report's tables compute it."""
+    df = view.df if df is None else df
+    return compare_tasks(_subset(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
+                         results=view.results, n_bootstrap=n_bootstrap, seed=seed)
+
+
+def _color(options: list[str], option: str) -> str:
+    return COLORS[options.index(option) % len(COLORS)]
+
+
+def _empty(fig_id: str, message: str) -> go.Figure:
+    fig = go.Figure()
+    fig.update_layout(title=message, meta={"id": fig_id, "empty": True}, height=200,
+                      xaxis={"visible": False}, yaxis={"visible": False})
+    return fig
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    h, rest = divmod(seconds, 3600)
+    return f"{h}:{rest // 60:02d}:{rest % 60:02d}"
+
+
+# ------------------------------------------------------------------ progress
+
+def progress_summary(view: RunView, now: datetime | None = None) -> dict:
+    """Counts by status, running and pending trials, and the ETA in seconds (or None)."""
+    now = now or datetime.now(timezone.utc)
+    counts = view.df["status"].astype(str).value_counts().to_dict() if len(view.df) else {}
+    stored = int(len(view.df))
+    running = 0
+    p = view.progress
+    if p.get("updated_at"):
+        age = (now - datetime.fromisoformat(p["updated_at"])).total_seconds()
+        if age <= LIVE_S:
+            running = int(p.get("running", 0))
+    pending = max(view.planned - stored - running, 0)
+    eta = None
+    if not view.imported and stored and view.planned > stored and {"started_at", "finished_at"} <= set(view.df):
+        start = pd.to_datetime(view.df["started_at"]).min()
+        end = pd.to_datetime(view.df["finished_at"]).max()
+        span = (end - start).total_seconds() if pd.notna(start) and pd.notna(end) else 0
+        if span > 0:
+            eta = (view.planned - stored) * span / stored
+    return {"stored": stored, "planned": view.planned, "ok": int(counts.get("ok", 0)),
+            "diverged": int(counts.get("diverged", 0)), "failed": int(counts.get("failed", 0)),
+            "running": running, "pending": pending, "eta_s": eta}
+
+
+def progress_figure(view: RunView) -> go.Figure:
+    s = progress_summary(view)
+    fig = go.Figure()
+    for status in ("ok", "diverged", "failed", "running", "pending"):
+        fig.add_bar(x=[s[status]], y=["trials"], orientation="h", name=f"{status} {s[status]}",
+                    marker_color=_STATUS_COLORS[status], meta=status)
+    eta = "" if s["eta_s"] is None else f", ETA {_clock(s['eta_s'])}"
+    fig.update_layout(barmode="stack", height=170, margin={"l": 60, "r": 20, "t": 50, "b": 30},
+                      title=f"{view.study}: {s['stored']} of {s['planned']} trials stored{eta}",
+                      meta={"id": "progress", **{k: v for k, v in s.items() if k != "eta_s"}},
+                      legend={"orientation": "h", "y": 1.25, "x": 1, "xanchor": "right"})
+    return fig
+
+
+# --------------------------------------------------------------- comparisons
+
+def distribution_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: str = "distribution"
+                        ) -> go.Figure:
+    """Violins of the paired configurations' scores (mean over seeds) per task and option."""
+    if not by_task or not any(c.n for c in by_task.values()):
+        return _empty(fig_id, f"{spec.name}: no paired configurations yet")
+    options = next(iter(by_task.values())).options
+    fig = go.Figure()
+    medians: dict[str, dict[str, float]] = {}
+    for o in options:
+        xs, ys = [], []
+        for task, c in by_task.items():
+            v = c.scores(o)
+            xs += [task] * len(v)
+            ys += v.tolist()
+            if len(v):
+                medians.setdefault(task, {})[o] = float(np.median(v))
+        fig.add_violin(x=xs, y=ys, name=str(o), legendgroup=str(o), box_visible=True, meanline_visible=False,
+                       points="all" if len(ys) <= 400 else False, line_color=_color(options, o), meta=str(o),
+                       hovertemplate="%{x}<br>" + str(o) + ": %{y:.4f}<extra></extra>")
+    fig.update_layout(violinmode="group", title=f"{spec.name}: scores of the paired configurations<br><sup>mean over seeds; "
+                            "the values win shares and Δ are computed from</sup>", yaxis_title=next(iter(by_task.values())).score,
+                      meta={"id": fig_id, "choice": spec.choice, "medians": medians,
+                            "n": {t: c.n for t, c in by_task.items()}})
+    return fig
+
+
+def differences_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: str = "differences"
+                       ) -> go.Figure:
+    """Histograms of paired differences to the best option, median Δ with its CI."""
+    tasks = [t for t, c in by_task.items() if c.n and c.best is not None]
+    if not tasks:
+        return _empty(fig_id, f"{spec.name}: no paired configurations yet")
+    fig = make_subplots(rows=len(tasks), cols=1, subplot_titles=[t or "(all)" for t in tasks],
+                        vertical_spacing=min(0.12, 0.5 / len(tasks)))
+    deltas: dict[str, dict[str, list[float]]] = {}
+    for r, task in enumerate(tasks, 1):
+        c = by_task[task]
+        for o in c.options:
+            if o == c.best:
+                continue
+            d = c.scores(o) - c.scores(c.best)
+            fig.add_histogram(x=d, name=f"{o} − {c.best}", legendgroup=str(o), showlegend=r == 1, opacity=0.6,
+                              marker_color=_color(c.options, o), row=r, col=1, meta=str(o))
+            lo, hi = c.delta_ci[o]
+            fig.add_scatter(x=[c.delta[o]], y=[0], mode="markers", marker={"symbol": "diamond", "size": 12,
+                            "color": _color(c.options, o), "line": {"color": "black", "width": 1}},
+                            error_x={"type": "data", "symmetric": False, "array": [hi - c.delta[o]],
+                                     "arrayminus": [c.delta[o] - lo]},
+                            name=f"median Δ {o}", legendgroup=str(o), showlegend=False, row=r, col=1,
+                            meta={"median_delta": str(o), "task": task},
+                            hovertemplate=f"median Δ {o} − {c.best}: %{{x:.4f}} "
+                                          f"[{lo:.4f}, {hi:.4f}]<extra>{task}</extra>")
+            deltas.setdefault(task, {})[str(o)] = [c.delta[o], lo, hi]
+        fig.add_vline(x=0, line_dash="dot", line_color="grey", row=r, col=1)
+    fig.update_layout(barmode="overlay", height=max(320, 220 * len(tasks)),
+                      title=f"{spec.name}: paired differences to the best option<br><sup>◆ median Δ and its "
+                            f"{int(100 * next(iter(by_task.values())).confidence)}% bootstrap CI</sup>",
+                      meta={"id": fig_id, "choice": spec.choice, "delta": deltas})
+    return fig
+
+
+def winshares_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: str = "winshares"
+                     ) -> go.Figure:
+    """Win shares per task and option, with the 1/k line and the † marks."""
+    tasks = [t for t, c in by_task.items() if c.n]
+    if not tasks:
+        return _empty(fig_id, f"{spec.name}: no paired configurations yet")
+    options = by_task[tasks[0]].options
+    fig = go.Figure()
+    for o in options:
+        shares = [by_task[t].shares[o] for t in tasks]
+        text = [f"{s:.0%}" + (" †" if o in by_task[t].marks else "") for s, t in zip(shares, tasks)]
+        fig.add_bar(x=tasks, y=shares, name=str(o), text=text, textposition="outside", meta=str(o),
+                    marker_color=_color(options, o),
+                    customdata=[[by_task[t].n] for t in tasks],
+                    hovertemplate="%{x}: " + str(o) + " wins %{y:.1%} of %{customdata[0]} configurations"
+                                  "<extra></extra>")
+    fig.add_hline(y=1 / len(options), line_dash="dash", line_color="grey",
+                  annotation_text=f"1/k = {1 / len(options):.2f}", annotation_position="top left")
+    fig.update_layout(barmode="group", yaxis={"range": [0, 1.15], "tickformat": ".0%", "title": "win share"},
+                      title=f"{spec.name}: win shares<br><sup>†: not significantly worse than the best "
+                            "(sign test, p < 0.01)</sup>",
+                      meta={"id": fig_id, "choice": spec.choice,
+                            "shares": {t: by_task[t].shares for t in tasks}, "n": {t: by_task[t].n for t in tasks}})
+    return fig
+
+
+def sigma_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: str = "sigma") -> go.Figure:
+    tasks = [t for t, c in by_task.items() if c.n]
+    if not tasks:
+        return _empty(fig_id, f"{spec.name}: no paired configurations yet")
+    options = by_task[tasks[0]].options
+    cells = [tasks] + [[("–" if np.isnan(by_task[t].sigma[o]) else f"{by_task[t].sigma[o]:.4f}")
+                        + (" †" if o in by_task[t].sigma_marks else "") for t in tasks] for o in options]
+    fig = go.Figure(go.Table(header={"values": ["task"] + [f"σ {o}" for o in options]}, cells={"values": cells}))
+    fig.update_layout(title=f"{spec.name}: σ of the paired rows (all seeds)<br><sup>†: not significantly larger "
+                            "than the smallest (Brown–Forsythe, p < 0.01)</sup>", height=140 + 30 * len(tasks),
+                      meta={"id": fig_id, "choice": spec.choice,
+                            "sigma": {t: by_task[t].sigma for t in tasks}})
+    return fig
+
+
+# --------------------------------------------------------------------- seeds
+
+def seeds_figure(df: pd.DataFrame, results: list[str] = (), fig_id: str = "seeds") -> go.Figure:
+    """ECDF of the max − min spread of the test score over seeds, per task."""
+    ok = finished(df, "test_score")
+    fig = go.Figure()
+    spreads: dict[str, int] = {}
+    groups = ok["task"].astype(str) if "task" in ok else pd.Series("", index=ok.index)
+    for task, sub in ok.groupby(groups, sort=True):
+        ids = _network_ids(sub, "test_score", results)
+        g = pd.DataFrame({"id": ids, "s": sub["test_score"].to_numpy(dtype=float)}).groupby("id")["s"]
+        spread = np.sort((g.max() - g.min())[g.size() >= 2].to_numpy())
+        if not len(spread):
+            continue
+        spreads[str(task)] = len(spread)
+        fig.add_scatter(x=spread, y=np.arange(1, len(spread) + 1) / len(spread), mode="lines", line_shape="hv",
+                        name=f"{task} ({len(spread)} configurations)", meta=str(task))
+    if not spreads:
+        return _empty(fig_id, "seed variance: no configuration has two finished seeds yet")
+    fig.update_layout(title="seed-to-seed spread<br><sup>ECDF of max − min test score per configuration</sup>",
+                      xaxis_title="max − min test score over seeds", yaxis={"title": "fraction of configurations",
+                                                                           "range": [0, 1.02]},
+                      meta={"id": fig_id, "configurations": spreads})
+    return fig
+
+
+def seed_distribution_figure(df: pd.DataFrame, spec: ComparisonSpec | None, fig_id: str = "seed-distribution"
+                             ) -> go.Figure:
+    """Per task and option: n, min, median, max, σ of the finished runs' test
+    scores and the median peeking gain (:func:`analysis.seeds.option_distributions`)."""
+    frame = option_distributions(df, spec.choice) if spec is not None else None
+    if frame is None or not len(frame):
+        return _empty(fig_id, "seed distribution: no finished runs yet")
+    fmt = lambda v: "–" if pd.isna(v) else f"{v:.4f}"  # noqa: E731
+    cols = [frame["task"].tolist(), frame["option"].tolist(), frame["n"].tolist()]
+    cols += [[fmt(v) for v in frame[c]] for c in ("min", "median", "max", "sd", "peeking_gain")]
+    cols.append(frame["not_ok"].tolist())
+    fig = go.Figure(go.Table(header={"values": ["task", spec.choice, "n", "min", "median", "max", "σ",
+                                                "peeking gain", "not ok"]}, cells={"values": cols}))
+    fig.update_layout(title="seed distribution of every finished run<br><sup>test score at the best dev epoch; "
+                            "peeking gain: best test epoch's score − that score (median)</sup>",
+                      height=160 + 28 * len(frame),
+                      meta={"id": fig_id, "choice": spec.choice,
+                            "rows": frame[["task", "option", "n", "median"]].values.tolist()})
+    return fig
+
+
+# ------------------------------------------------------------ single trials
+
+def default_trials(df: pd.DataFrame, spec: ComparisonSpec | None, limit: int = 4) -> list[str]:
+    """The median-scoring finished trial of each option (what the curves show first)."""
+    ok = finished(df, "test_score")
+    if spec is None or spec.choice not in ok or not len(ok):
+        return list(ok["trial_key"].head(limit)) if "trial_key" in ok else []
+    out = []
+    for _, sub in ok.groupby(ok[spec.choice].astype(str), sort=False):
+        sub = sub.sort_values(["test_score", "trial_key"])
+        out.append(str(sub["trial_key"].iloc[len(sub) // 2]))
+    return out[:limit]
+
+
+def curves_figure(epochs: pd.DataFrame | None, df: pd.DataFrame, keys: list[str], fig_id: str = "curves"
+                  ) -> go.Figure:
+    if epochs is None or not len(epochs):
+        return _empty(fig_id, "learning curves: this run directory has no epoch rows (imported results)")
+    keys = [k for k in keys if k in set(epochs["trial_key"])]
+    if not keys:
+        return _empty(fig_id, "learning curves: choose trials")
+    best = df.set_index("trial_key")["best_epoch"].to_dict() if "best_epoch" in df else {}
+    fig = go.Figure()
+    for i, key in enumerate(keys):
+        e = epochs[epochs["trial_key"] == key].sort_values("epoch")
+        color = COLORS[i % len(COLORS)]
+        for split, dash in (("dev_score", "solid"), ("test_score", "dot")):
+            fig.add_scatter(x=e["epoch"], y=e[split], mode="lines+markers", line={"color": color, "dash": dash},
+                            name=f"{key} {split.split('_')[0]}", legendgroup=key, meta=key)
+        b = best.get(key)
+        if b is not None and not pd.isna(b) and (e["epoch"] == b).any():
+            row = e[e["epoch"] == b].iloc[0]
+            fig.add_scatter(x=[b], y=[row["dev_score"]], mode="markers", legendgroup=key, showlegend=False,
+                            marker={"symbol": "star", "size": 14, "color": color, "line": {"color": "black",
+                                                                                          "width": 1}},
+                            name=f"{key} best dev epoch", meta={"best_epoch": key})
+    fig.update_layout(title="learning curves<br><sup>dev (solid) and test (dotted) per epoch; ★ best dev epoch</sup>",
+                      xaxis_title="epoch", yaxis_title="score", meta={"id": fig_id, "trials": keys})
+    return fig
+
+
+def confusion_figure(confusion: pd.DataFrame | None, df: pd.DataFrame, keys: list[str], fig_id: str = "confusion"
+                     ) -> go.Figure:
+    if confusion is None or not len(confusion):
+        return _empty(fig_id, "confusion matrix: none stored (only classifying families store one)")
+    best = df.set_index("trial_key")["best_epoch"].to_dict()
+    keys = [k for k in keys if k in best and not pd.isna(best[k])]
+    if not keys:
+        return _empty(fig_id, "confusion matrix: choose finished trials")
+    sel = confusion[(confusion["split"] == "test") & confusion["trial_key"].isin(keys)]
+    sel = sel[sel["epoch"] == sel["trial_key"].map(best)]
+    labels = list(dict.fromkeys(confusion["gold"].tolist()))
+    m = sel.pivot_table(index="gold", columns="predicted", values="count", aggfunc="sum", fill_value=0)
+    m = m.reindex(index=labels, columns=labels, fill_value=0)
+    fig = go.Figure(go.Heatmap(z=m.to_numpy(), x=labels, y=labels, colorscale="Blues", texttemplate="%{z}",
+                               hovertemplate="gold %{y}, predicted %{x}: %{z}<extra></extra>"))
+    fig.update_layout(title=f"test confusion matrix<br><sup>at the best dev epoch, summed over {len(keys)} "
+                            "trial(s)</sup>",
+                      xaxis_title="predicted", yaxis={"title": "gold", "autorange": "reversed"},
+                      meta={"id": fig_id, "trials": keys, "total": int(m.to_numpy().sum())})
+    return fig
+
+
+def problems_figure(df: pd.DataFrame, fig_id: str = "problems") -> go.Figure:
+    bad = df[df["status"].astype(str) != "ok"] if len(df) else df
+    if not len(bad):
+        fig = go.Figure(go.Table(header={"values": ["trial", "status", "reason"]}, cells={"values": [[], [], []]}))
+        fig.update_layout(title="diverged and failed trials: none", height=150, meta={"id": fig_id, "count": 0})
+        return fig
+    keys = bad["trial_key"].astype(str) if "trial_key" in bad and bad["trial_key"].notna().any() \
+        else pd.Series([f"row {i}" for i in bad.index], index=bad.index)
+    fig = go.Figure(go.Table(
+        header={"values": ["trial", "status", "reason"]},
+        cells={"values": [keys.tolist(), bad["status"].astype(str).tolist(),
+                          bad["reason"].astype(str).fillna("").tolist() if "reason" in bad else [""] * len(bad)],
+               "align": "left"},
+        columnwidth=[2, 1, 5]))
+    fig.update_layout(title=f"diverged and failed trials: {len(bad)} (kept, never hidden)",
+                      height=min(600, 140 + 24 * len(bad)), meta={"id": fig_id, "count": int(len(bad))})
+    return fig
+
+
+def figure_json(fig: go.Figure) -> dict:
+    """A figure as plain JSON data (what the browser receives)."""
+    return json.loads(fig.to_json())
+

@@ -1,0 +1,133 @@
+"""``seedsweep report DIR -o report.html``: one self-contained HTML file.
+
+plotly.js is inlined once (about 4.7 MB), so the file opens with no network:
+attach it to a paper's supplement or a pull request. It holds the figures of
+:mod:`analysis.figures` for every comparison of the run directory (ids
+suffixed with the comparison, e.g. ``winshares-classifier``) and the same
+tables as ``seedsweep report`` (the paper's layout).
+
+Static images of the same figures (``--images FOLDER``, PNG or SVG, one file
+per figure id) are rendered by Kaleido, which drives a local Chrome or
+Chromium: offline it works wherever Debian's ``chromium`` (or Chrome) is
+installed; ``BROWSER_PATH`` names another browser binary.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import plotly.io as pio
+from plotly.offline import get_plotlyjs
+
+from study.store import write_text
+
+from . import figures as F
+from .report import report
+
+__all__ = ["html_report", "write_html_report", "report_figures", "slug", "write_images"]
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5rem auto; max-width: 1200px; color: #222; }
+h1 { font-size: 1.5rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
+table { border-collapse: collapse; margin: 0.5rem 0 1rem; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.2rem 0.5rem; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.meta { color: #666; font-size: 0.85rem; }
+"""
+
+
+def slug(name: str) -> str:
+    """A figure-id-safe form of a comparison name."""
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", str(name)).strip("-") or "x"
+
+
+def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0) -> list[tuple[str, str, object]]:
+    """(section title, figure id, figure) for every figure of the report, in order."""
+    out: list[tuple[str, str, object]] = [("Progress", "progress", F.progress_figure(view))]
+    for spec in view.specs:
+        by_task = F.compare_view(view, spec, n_bootstrap=n_bootstrap, seed=seed)
+        s = slug(spec.name)
+        title = spec.name if spec.name == spec.choice else f"{spec.name} ({spec.choice})"
+        out += [(f"Comparison: {title}", f"winshares-{s}", F.winshares_figure(by_task, spec, f"winshares-{s}")),
+                ("", f"distribution-{s}", F.distribution_figure(by_task, spec, f"distribution-{s}")),
+                ("", f"differences-{s}", F.differences_figure(by_task, spec, f"differences-{s}")),
+                ("", f"sigma-{s}", F.sigma_figure(by_task, spec, f"sigma-{s}"))]
+        if not view.imported:
+            out.append(("", f"seed-distribution-{s}",
+                        F.seed_distribution_figure(view.df, spec, f"seed-distribution-{s}")))
+    out.append(("Seed variance", "seeds", F.seeds_figure(view.df, view.results)))
+    if not view.imported:
+        keys = F.default_trials(view.df, view.spec(None))
+        out.append(("Single trials: the median-scoring trial of each option", "curves",
+                    F.curves_figure(view.epochs, view.df, keys)))
+        if view.confusion is not None:
+            out.append(("", "confusion", F.confusion_figure(view.confusion, view.df, keys)))
+    out.append(("Diverged and failed trials", "problems", F.problems_figure(view.df)))
+    return out
+
+
+def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) -> str:
+    """The report of ``run_dir`` as one HTML document (figures and tables)."""
+    view = F.load_view(run_dir)
+    parts = [f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+             f"<title>seedsweep report: {html.escape(view.study)}</title><style>{_STYLE}</style>"
+             f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>",
+             f"<h1>seedsweep report: {html.escape(view.study)}</h1>",
+             f"<p class='meta'>Run directory {html.escape(str(run_dir))}; {len(view.df)} trial rows; generated "
+             f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}. Scores are test scores at the best "
+             "dev epoch; figures plot them as stored (fractions), tables in points.</p>"]
+    config = {"displaylogo": False, "responsive": True}
+    for title, fig_id, fig in report_figures(view, n_bootstrap=n_bootstrap, seed=seed):
+        if title:
+            parts.append(f"<h2>{html.escape(title)}</h2>")
+        parts.append(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=fig_id, config=config,
+                                 validate=False))
+    parts.append("<h2>Tables</h2>")
+    parts.append(report(run_dir, "html", n_bootstrap=n_bootstrap, seed=seed, df=view.df))
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def write_html_report(run_dir: str | Path, out: str | Path, **kwargs) -> None:
+    """Write :func:`html_report` to ``out`` atomically."""
+    write_text(html_report(run_dir, **kwargs), out)
+
+
+def write_images(run_dir: str | Path, folder: str | Path, fmt: str = "png", *, n_bootstrap: int = 1000,
+                 seed: int = 0) -> list[Path]:
+    """Every report figure as ``folder/<figure id>.<fmt>`` (png or svg); returns the files."""
+    import os
+    import shutil
+
+    from study.errors import UserError
+
+    if fmt not in ("png", "svg"):
+        raise UserError(f"--image-format {fmt}", "unknown image format.", "Use png or svg.")
+    if not os.environ.get("BROWSER_PATH"):
+        found = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+        if found:
+            os.environ["BROWSER_PATH"] = found
+    view = F.load_view(run_dir)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    figs = report_figures(view, n_bootstrap=n_bootstrap, seed=seed)
+    tmps = [folder / f".tmp-{fig_id}.{fmt}" for _, fig_id, _ in figs]
+    try:                      # one browser session for every figure (pio.write_images)
+        pio.write_images([fig for _, _, fig in figs], tmps, format=fmt, width=1100,
+                         height=[int(fig.layout.height or 500) for _, _, fig in figs])
+    except Exception as exc:  # noqa: BLE001 -- Kaleido reports a missing browser in several ways
+        for tmp in tmps:
+            tmp.unlink(missing_ok=True)
+        raise UserError(f"--images {folder}", f"cannot render the figures ({type(exc).__name__}: "
+                        f"{str(exc).splitlines()[0][:200] if str(exc) else ''}).",
+                        "Static images need Kaleido and a local Chrome or Chromium (apt-get install chromium; "
+                        "BROWSER_PATH names another binary).") from None
+    written = []
+    for (_, fig_id, _), tmp in zip(figs, tmps):
+        path = folder / f"{fig_id}.{fmt}"
+        tmp.replace(path)
+        written.append(path)
+    return written

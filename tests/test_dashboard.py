@@ -1,0 +1,343 @@
+"""The live dashboard and the self-contained report in a real headless
+Chromium (Debian's ``chromium``, driven by Playwright through its
+executablePath; ``make test`` installs it).
+
+Checked: no console errors; every figure has data; the numbers a figure
+plots equal those of ``analysis.compare``; the choice selector and the
+filters change the figures; a trial row stored after the page opened shows
+up without a reload; the report opens with every network request refused.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import analysis
+from analysis.imported import import_csv
+from tests.rundirs import write_synthetic_run
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+RG_CSV = DATA / "rg2017" / "hyperparameter_results.csv.gz"
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed: 'make test' installs it "
+                                                         "(apt-get install chromium); the browser tests need it")
+
+STUDY = """
+name: dash
+family: synthetic
+samples: 12
+seeds: 2
+compare:
+  classifier: [softmax, crf]
+  optimizer: [adam, nadam, sgd]
+  clipping: [none, value, norm]
+task:
+  effects: {classifier: {softmax: 0.0, crf: 0.02}, optimizer: {adam: 0.01, nadam: 0.0, sgd: -0.02}}
+  noise: 0.004
+  diverge: [norm]
+space:
+  dropout: {choice: [none, variational]}
+  lr: {loguniform: [1.0e-4, 1.0e-2]}
+train: {max_epochs: 5, patience: 2}
+"""
+TOTAL = 12 * (2 + 3 + 3) * 2
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+class Page:
+    """A page that records console errors and uncaught exceptions."""
+
+    def __init__(self, browser, *, offline: bool = False) -> None:
+        self.context = browser.new_context(viewport={"width": 1300, "height": 900})
+        self.refused: list[str] = []
+        if offline:                          # the report must not need the network: refuse every request
+            self.context.route("**/*", self._offline)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+    def _offline(self, route) -> None:
+        if route.request.url.startswith("file:"):
+            route.continue_()
+        else:
+            self.refused.append(route.request.url)
+            route.abort()
+
+    def figure(self, fig_id: str) -> dict:
+        return self.page.evaluate(
+            """id => { const gd = document.getElementById(id).classList.contains('js-plotly-plot')
+                         ? document.getElementById(id) : document.querySelector('#' + CSS.escape(id) + ' .js-plotly-plot');
+                       return gd && gd.data ? {data: gd.data, meta: gd.layout.meta || {}} : null; }""", fig_id)
+
+    def wait(self, js: str, arg=None, timeout: float = 20_000) -> None:
+        self.page.wait_for_function(js, arg=arg, timeout=timeout)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture()
+def dashboard(tmp_path):
+    """Serve ``seedsweep dashboard`` for a directory; yields a starter."""
+    procs = []
+
+    def start(run_dir: Path) -> str:
+        port = free_port()
+        proc = subprocess.Popen([sys.executable, "-m", "study", "dashboard", str(run_dir), "--port", str(port),
+                                 "--interval", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs.append(proc)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise AssertionError(f"the dashboard exited: {proc.stdout.read()}")
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                return f"http://127.0.0.1:{port}/"
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("the dashboard did not start within 60 s")
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+ALL_FIGURES = ("progress", "winshares", "distribution", "differences", "sigma", "seed-distribution", "seeds",
+               "curves", "problems")
+FIGURE_READY = """ids => ids.every(id => { const gd = document.querySelector('#' + CSS.escape(id) + ' .js-plotly-plot');
+                                         return gd && gd.data && gd.data.length > 0; })"""
+
+
+def assert_matches_compare(page: Page, df, choice: str, suffix: str = "", **kwargs) -> None:
+    """The plotted win shares, medians and median Δ equal analysis.compare's."""
+    by_task = analysis.compare_tasks(df, choice, **kwargs)
+    assert all(c.n for c in by_task.values())
+    shares = page.figure(f"winshares{suffix}")
+    assert shares, "no win-share figure"
+    for trace in shares["data"]:
+        for task, y in zip(trace["x"], trace["y"]):
+            assert y == pytest.approx(by_task[task].shares[trace["name"]], abs=1e-12)
+    assert {t["name"] for t in shares["data"]} == set(next(iter(by_task.values())).options)
+    dist = page.figure(f"distribution{suffix}")
+    for trace in dist["data"]:
+        for task in set(trace["x"]):
+            ys = [y for x, y in zip(trace["x"], trace["y"]) if x == task]
+            assert np.median(ys) == pytest.approx(np.median(by_task[task].scores(trace["name"])), abs=1e-12)
+    diffs = page.figure(f"differences{suffix}")
+    medians = [t for t in diffs["data"] if isinstance(t.get("meta"), dict) and "median_delta" in t["meta"]]
+    assert medians
+    for t in medians:
+        c = by_task[t["meta"]["task"]]
+        assert t["x"][0] == pytest.approx(c.delta[t["meta"]["median_delta"]], abs=1e-12)
+
+
+def select(page: Page, dropdown: str, value: str) -> None:
+    page.page.click(f"#{dropdown}")
+    page.page.click(f"[role=option]:has(input[value='{value}'])")
+    page.page.keyboard.press("Escape")
+
+
+@pytest.mark.slow
+def test_the_dashboard_shows_the_numbers_of_analysis_and_follows_a_running_study(tmp_path, browser, dashboard):
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY, only=TOTAL - 1)            # one trial still to come
+    url = dashboard(out)
+    page = Page(browser)
+    page.page.goto(url)
+    page.wait(FIGURE_READY, list(ALL_FIGURES))
+    df = analysis.load(out)
+    assert page.figure("progress")["meta"]["stored"] == TOTAL - 1
+    assert_matches_compare(page, df, "classifier")
+    problems = page.figure("problems")
+    assert problems["meta"]["count"] == int((df.status != "ok").sum()) > 0      # clipping=norm diverged
+    assert "diverged" in problems["data"][0]["cells"]["values"][1]
+    confusion = page.figure("confusion")
+    assert confusion["meta"]["empty"] is True                  # the synthetic family classifies nothing
+
+    # the choice selector redraws the comparison figures
+    select(page, "choice", "optimizer")
+    page.wait("() => { const gd = document.querySelector('#distribution .js-plotly-plot');"
+              " return gd && gd.data.length === 3; }")
+    assert [t["name"] for t in page.figure("distribution")["data"]] == ["adam", "nadam", "sgd"]
+    assert_matches_compare(page, df, "optimizer")
+    select(page, "choice", "classifier")
+    page.wait("() => { const gd = document.querySelector('#distribution .js-plotly-plot');"
+              " return gd && gd.data.length === 2; }")
+
+    # a filter on another hyperparameter narrows the paired configurations
+    n_all = page.figure("winshares")["meta"]["n"]
+    select(page, "filter-column", "dropout")
+    select(page, "filter-values", "none")
+    page.wait("n => { const gd = document.querySelector('#winshares .js-plotly-plot');"
+              " return gd && gd.layout.meta && gd.layout.meta.n && Object.values(gd.layout.meta.n)[0] < n; }",
+              arg=list(n_all.values())[0])
+    assert_matches_compare(page, df[df.dropout == "none"], "classifier")
+
+    # a trial stored after the page opened appears without a reload
+    before = page.page.evaluate("performance.getEntriesByType('navigation').length")
+    write_synthetic_run(out, STUDY)
+    page.wait("n => document.getElementById('summary').innerText.startsWith(n + ' of ')", arg=TOTAL)
+    assert page.figure("progress")["meta"]["stored"] == TOTAL
+    assert page.page.evaluate("performance.getEntriesByType('navigation').length") == before
+    assert page.errors == []
+    page.close()
+
+
+def test_the_dashboard_refuses_a_folder_that_is_not_a_run_directory(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "study", "dashboard", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 2 and str(tmp_path) in r.stderr and "manifest.json" in r.stderr
+
+
+def open_report(browser, path: Path) -> Page:
+    page = Page(browser, offline=True)
+    page.page.goto(path.as_uri())
+    page.wait("() => document.querySelectorAll('.js-plotly-plot').length > 0 && "
+              "Array.from(document.querySelectorAll('.js-plotly-plot')).every(gd => gd.data)")
+    return page
+
+
+@pytest.mark.slow
+def test_the_report_is_one_file_that_opens_offline_with_the_numbers_of_analysis(tmp_path, browser):
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY)
+    html = tmp_path / "report.html"
+    r = subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    text = html.read_text()
+    assert "<script src=" not in text                                    # plotly.js is inlined
+    page = open_report(browser, html)
+    ids = page.page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot')).map(gd => gd.id)")
+    for fig_id in ("progress", "winshares-classifier", "distribution-classifier", "differences-classifier",
+                   "sigma-classifier", "winshares-optimizer", "seeds", "curves", "problems"):
+        assert fig_id in ids
+        assert page.figure(fig_id)["data"], fig_id
+    df = analysis.load(out)
+    assert_matches_compare(page, df, "classifier", "-classifier")
+    assert "<table" in text and "seed variance" in text                  # the tables of 'seedsweep report'
+    assert page.errors == [] and page.refused == []
+    page.close()
+
+
+@pytest.mark.slow
+def test_the_report_of_a_transformer_study_shows_its_confusion_matrix(tmp_path, browser):
+    from tests.test_transformer import toy_yaml
+
+    out = tmp_path / "run"
+    write_synthetic_run(out, toy_yaml(tmp_path, epochs=3, compare="{lr: [0.0, 3.0e-3]}").replace("seeds: 2",
+                                                                                                 "seeds: 1"))
+    html = tmp_path / "report.html"
+    assert subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)]).returncode == 0
+    page = open_report(browser, html)
+    confusion = page.figure("confusion")
+    assert confusion["data"][0]["type"] == "heatmap"
+    assert confusion["meta"]["total"] == 90 * len(confusion["meta"]["trials"])   # test texts per trial
+    problems = page.figure("problems")
+    assert problems["meta"]["count"] >= 1                  # the lr 0 run collapsed and is listed
+    assert any(r.startswith("collapsed") for r in problems["data"][0]["cells"]["values"][2])
+    seeds = page.figure("seed-distribution-lr")
+    assert seeds["data"][0]["type"] == "table"
+    assert page.errors == []
+    page.close()
+
+
+def write_imported(tmp_path: Path) -> Path:
+    """Someone else's raw results: two tasks, a classifier choice, seeds as repeated rows."""
+    rng = np.random.default_rng(0)
+    rows = ["task,optimizer,units,classifier,f1"]
+    for task in ("chunking", "ner"):
+        for opt in ("adam", "nadam"):
+            for units in (25, 50, 100):
+                for clf, effect in (("softmax", 0.0), ("crf", 0.01)):
+                    for _ in range(2):
+                        rows.append(f"{task},{opt},{units},{clf},{0.9 + effect + rng.normal(0, 0.003):.5f}")
+    csv = tmp_path / "results.csv"
+    csv.write_text("\n".join(rows) + "\n")
+    return import_csv(csv, tmp_path / "imported", task="task", score="f1", choice="classifier")
+
+
+@pytest.mark.slow
+def test_dashboard_and_report_work_on_an_imported_directory(tmp_path, browser, dashboard):
+    out = write_imported(tmp_path)
+    df = analysis.load(out)
+    url = dashboard(out)
+    page = Page(browser)
+    page.page.goto(url)
+    page.wait(FIGURE_READY, ["progress", "winshares", "distribution", "differences", "seeds", "problems"])
+    assert_matches_compare(page, df, "classifier", results=["f1"])    # the source's score column is a result
+    assert set(page.figure("winshares")["data"][0]["x"]) == {"chunking", "ner"}
+    page.wait("() => { const gd = document.querySelector('#curves .js-plotly-plot');"
+              " return gd && gd.layout.meta && gd.layout.meta.id === 'curves'; }")
+    assert page.figure("curves")["meta"]["empty"] is True      # imported results have no epochs
+    assert page.errors == []
+    page.close()
+    html = tmp_path / "imported.html"
+    assert subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)]).returncode == 0
+    page = open_report(browser, html)
+    assert_matches_compare(page, df, "classifier", "-classifier", results=["f1"])
+    assert page.errors == [] and page.refused == []
+    page.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not RG_CSV.is_file(), reason=f"R&G raw results not found under {DATA} "
+                                                  "(set SEEDSWEEP_SHARED_DATA to the shared data folder)")
+def test_the_rg2017_report_shows_the_five_tasks_and_the_papers_crf_shares(tmp_path, browser):
+    out = import_csv(RG_CSV, tmp_path / "rg")
+    html = tmp_path / "rg.html"
+    assert subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)]).returncode == 0
+    page = open_report(browser, html)
+    shares = page.figure("winshares-classifier")
+    crf = next(t for t in shares["data"] if t["name"] == "CRF")
+    assert len(crf["x"]) == 5
+    chunking = dict(zip(crf["x"], crf["y"]))
+    assert chunking["Chunking"] == pytest.approx(0.951, abs=0.015)      # the paper: 95.2%
+    assert page.errors == []
+    page.close()
+
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fmt, magic", [("png", b"\x89PNG"), ("svg", b"<svg")])
+def test_static_images_of_every_report_figure(tmp_path, fmt, magic):
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY)
+    folder = tmp_path / "figures"
+    r = subprocess.run([sys.executable, "-m", "study", "report", str(out), "--images", str(folder),
+                        "--image-format", fmt], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    files = sorted(p.name for p in folder.iterdir())
+    assert f"winshares-classifier.{fmt}" in files and f"curves.{fmt}" in files and f"problems.{fmt}" in files
+    assert not [f for f in files if f.startswith(".tmp-")]
+    for f in folder.iterdir():
+        assert magic in f.read_bytes()[:200], f.name
