@@ -249,6 +249,8 @@ def test_a_study_on_ray_stores_confusion_matrices_and_collapsed_runs(tmp_path, r
     assert set(confusion.trial_key) == set(df.trial_key)
     per = confusion.groupby(["trial_key", "epoch", "split"])["count"].sum()
     assert set(per.xs("test", level="split")) == {90} and set(per.xs("dev", level="split")) == {60}
+    progress = RunDir(out).read_progress()               # the driver's last word: nothing running
+    assert progress["running"] == 0 and progress["done_this_run"] == 4
     RunDir(out).compact()
     assert not list((out / "confusion").glob("*.parquet"))
     assert RunDir(out).read_confusion().num_rows == len(confusion)
