@@ -140,6 +140,14 @@ def _empty(fig_id: str, message: str) -> go.Figure:
     return fig
 
 
+TABLE_MARGIN = {"t": 90, "b": 20, "l": 40, "r": 40}
+
+
+def _table_height(rows: int) -> int:
+    """Title, header (two lines at most) and rows of a go.Table figure."""
+    return 90 + 20 + 60 + 30 * rows
+
+
 def _clock(seconds: float) -> str:
     seconds = int(round(seconds))
     h, rest = divmod(seconds, 3600)
@@ -284,7 +292,8 @@ def sigma_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: s
                         + (" †" if o in by_task[t].sigma_marks else "") for t in tasks] for o in options]
     fig = go.Figure(go.Table(header={"values": ["task"] + [f"σ {o}" for o in options]}, cells={"values": cells}))
     fig.update_layout(title=f"{spec.name}: σ of the paired rows (all seeds)<br><sup>†: not significantly larger "
-                            "than the smallest (Brown–Forsythe, p < 0.01)</sup>", height=140 + 30 * len(tasks),
+                            "than the smallest (Brown–Forsythe, p < 0.01)</sup>", height=_table_height(len(tasks)),
+                      margin=TABLE_MARGIN,
                       meta={"id": fig_id, "choice": spec.choice,
                             "sigma": {t: by_task[t].sigma for t in tasks}})
     return fig
@@ -331,7 +340,7 @@ def seed_distribution_figure(df: pd.DataFrame, spec: ComparisonSpec | None, fig_
                                                 "peeking gain", "not ok"]}, cells={"values": cols}))
     fig.update_layout(title="seed distribution of every finished run<br><sup>test score at the best dev epoch; "
                             "peeking gain: best test epoch's score − that score (median)</sup>",
-                      height=160 + 28 * len(frame),
+                      height=_table_height(len(frame)), margin=TABLE_MARGIN,
                       meta={"id": fig_id, "choice": spec.choice,
                             "rows": frame[["task", "option", "n", "median"]].values.tolist()})
     return fig
@@ -404,7 +413,8 @@ def problems_figure(df: pd.DataFrame, fig_id: str = "problems") -> go.Figure:
     bad = df[df["status"].astype(str) != "ok"] if len(df) else df
     if not len(bad):
         fig = go.Figure(go.Table(header={"values": ["trial", "status", "reason"]}, cells={"values": [[], [], []]}))
-        fig.update_layout(title="diverged and failed trials: none", height=150, meta={"id": fig_id, "count": 0})
+        fig.update_layout(title="diverged and failed trials: none", height=_table_height(0), margin=TABLE_MARGIN,
+                          meta={"id": fig_id, "count": 0})
         return fig
     keys = bad["trial_key"].astype(str) if "trial_key" in bad and bad["trial_key"].notna().any() \
         else pd.Series([f"row {i}" for i in bad.index], index=bad.index)
@@ -415,7 +425,8 @@ def problems_figure(df: pd.DataFrame, fig_id: str = "problems") -> go.Figure:
                "align": "left"},
         columnwidth=[2, 1, 5]))
     fig.update_layout(title=f"diverged and failed trials: {len(bad)} (kept, never hidden)",
-                      height=min(600, 140 + 24 * len(bad)), meta={"id": fig_id, "count": int(len(bad))})
+                      height=min(640, _table_height(len(bad))), margin=TABLE_MARGIN,
+                      meta={"id": fig_id, "count": int(len(bad))})
     return fig
 
 
