@@ -521,7 +521,15 @@ def _bound_trainable(space: Space):
     object-store lookup costs every trial a round trip to the driver."""
     from .trial import trainable
 
+    cwd = os.getcwd()
+
     def seedsweep_trial(config):
+        # Tune starts each trial in its own trial folder; go back to the folder
+        # the study was started from (where it exists: this machine, or a
+        # cluster's shared filesystem), so relative paths in the study file --
+        # task.path, embeddings, model folders -- mean what they meant there.
+        if os.path.isdir(cwd):
+            os.chdir(cwd)
         trainable(config, space=space)
 
     return seedsweep_trial

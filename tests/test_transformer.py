@@ -254,3 +254,17 @@ def test_a_study_on_ray_stores_confusion_matrices_and_collapsed_runs(tmp_path, r
     RunDir(out).compact()
     assert not list((out / "confusion").glob("*.parquet"))
     assert RunDir(out).read_confusion().num_rows == len(confusion)
+
+
+@pytest.mark.slow
+def test_relative_paths_in_the_study_file_mean_the_folder_the_study_was_started_from(tmp_path):
+    folder = tmp_path / "data"
+    folder.mkdir()
+    text = toy_yaml(folder, epochs=1).replace(str(folder), "data")        # task.train: data/train.tsv, ...
+    (tmp_path / "toy.yaml").write_text(text.replace("seeds: 2", "seeds: 1"))
+    r = subprocess.run([sys.executable, "-m", "study", "run", "toy.yaml", "--out", "run", "--num-cpus", "1",
+                        "--quiet"], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "RAY_AUTH_MODE": "disabled"}, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    df = analysis.load(tmp_path / "run")
+    assert len(df) == 2 and set(df.status) <= {"ok", "diverged"}, df.reason.tolist()
