@@ -21,6 +21,7 @@ from pathlib import Path
 from study.store import RunDir
 
 from . import figures as F
+from .report import rows_where
 
 __all__ = ["create_app", "serve", "signature"]
 
@@ -131,12 +132,10 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         return values, []
 
     def _rows(view, task, column, values):
-        df = view.df
-        if task and task != ALL and "task" in df:
-            df = df[df["task"].astype(str) == task]
+        where = {"task": [task]} if task and task != ALL else {}
         if column and values:
-            df = F.filtered(df, {column: values})
-        return df
+            where[column] = values
+        return rows_where(view.df, where)
 
     @app.callback(Output("winshares", "figure"), Output("distribution", "figure"), Output("differences", "figure"),
                   Output("sigma", "figure"), Output("seed-distribution", "figure"), Output("seeds", "figure"),

@@ -28,7 +28,6 @@ plotted as stored (fractions, e.g. 0.91 F1), not in points.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -42,10 +41,10 @@ from study.store import RunDir
 
 from .imported import ComparisonSpec
 from .paired import Comparison, compare_tasks, finished
-from .report import _as_categories, _subset, comparisons_of
-from .seeds import _network_ids, option_distributions
+from .report import _as_categories, comparisons_of, rows_where
+from .seeds import option_distributions, seed_spreads
 
-__all__ = ["FIGURE_IDS", "RunView", "load_view", "filtered", "compare_view", "progress_figure",
+__all__ = ["FIGURE_IDS", "RunView", "load_view", "compare_view", "progress_figure",
            "distribution_figure", "differences_figure", "winshares_figure", "sigma_figure", "seeds_figure",
            "seed_distribution_figure", "curves_figure", "confusion_figure", "problems_figure", "default_trials"]
 
@@ -113,19 +112,11 @@ def load_view(run_dir: str | Path, *, epochs: bool = True) -> RunView:
     return view
 
 
-def filtered(df: pd.DataFrame, filters: dict[str, list] | None) -> pd.DataFrame:
-    """Rows whose ``column`` value (as text) is one of the chosen values, for every filter."""
-    for col, values in (filters or {}).items():
-        if values and col in df.columns:
-            df = df[df[col].astype(str).isin([str(v) for v in values])]
-    return df
-
-
 def compare_view(view: RunView, spec: ComparisonSpec, df: pd.DataFrame | None = None, *,
                  n_bootstrap: int = 1000, seed: int = 0) -> dict[str, Comparison]:
     """The comparison ``spec`` per task, as the report's tables compute it."""
     df = view.df if df is None else df
-    return compare_tasks(_subset(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
+    return compare_tasks(rows_where(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
                          results=view.results, n_bootstrap=n_bootstrap, seed=seed)
 
 
@@ -303,14 +294,9 @@ def sigma_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: s
 
 def seeds_figure(df: pd.DataFrame, results: list[str] = (), fig_id: str = "seeds") -> go.Figure:
     """ECDF of the max − min spread of the test score over seeds, per task."""
-    ok = finished(df, "test_score")
     fig = go.Figure()
     spreads: dict[str, int] = {}
-    groups = ok["task"].astype(str) if "task" in ok else pd.Series("", index=ok.index)
-    for task, sub in ok.groupby(groups, sort=True):
-        ids = _network_ids(sub, "test_score", results)
-        g = pd.DataFrame({"id": ids, "s": sub["test_score"].to_numpy(dtype=float)}).groupby("id")["s"]
-        spread = np.sort((g.max() - g.min())[g.size() >= 2].to_numpy())
+    for task, spread in seed_spreads(df, results=results).items():
         if not len(spread):
             continue
         spreads[str(task)] = len(spread)
@@ -429,8 +415,4 @@ def problems_figure(df: pd.DataFrame, fig_id: str = "problems") -> go.Figure:
                       meta={"id": fig_id, "count": int(len(bad))})
     return fig
 
-
-def figure_json(fig: go.Figure) -> dict:
-    """A figure as plain JSON data (what the browser receives)."""
-    return json.loads(fig.to_json())
 

@@ -50,7 +50,9 @@ def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]
     return [ComparisonSpec(str(c), str(c), [str(o) for o in opts]) for c, opts in compare.items()], []
 
 
-def _subset(df: pd.DataFrame, where: dict) -> pd.DataFrame:
+def rows_where(df: pd.DataFrame, where: dict) -> pd.DataFrame:
+    """Rows whose value (as text) in each named column is one of the allowed
+    values (a comparison's row filter, the dashboard's filters)."""
     for col, allowed in where.items():
         if col in df.columns:
             df = df[df[col].astype(str).isin([str(a) for a in allowed])]
@@ -83,7 +85,7 @@ def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap
     for s in specs:
         where_key = repr(sorted(s.where.items()))
         if where_key not in subsets:
-            subsets[where_key] = _subset(df, s.where)
+            subsets[where_key] = rows_where(df, s.where)
         sub = subsets[where_key]
         by_task = compare_tasks(sub, s.choice, options=s.options, ignore=s.ignore, results=results,
                                 n_bootstrap=n_bootstrap, seed=seed)
@@ -108,7 +110,7 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
                          .render(fmt, title=f"seed distribution per option: {s.spec.name}"))
     if secs:
         where = secs[0].spec.where
-        parts.append(seed_variance_table(seed_variance(_subset(df, where), results=results))
+        parts.append(seed_variance_table(seed_variance(rows_where(df, where), results=results))
                      .render(fmt, title="seed variance"))
     else:
         parts.append("(this run directory names no comparisons)")

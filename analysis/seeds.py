@@ -45,19 +45,28 @@ def seed_variance(df: pd.DataFrame, *, by: str = "task", score: str = "test_scor
     >>> seed_variance(load("runs/quickstart"))       # doctest: +SKIP
        task  configurations  median    p95    max
     """
-    ok = finished(df, score)
-    groups = ok[by].fillna("") if by in ok.columns else pd.Series("", index=ok.index)
     out = []
-    for task, sub in ok.groupby(groups, sort=True):
-        ids = _network_ids(sub, score, results)
-        g = pd.DataFrame({"id": ids, "s": sub[score].to_numpy(dtype=float)}).groupby("id")["s"]
-        counts = g.size()
-        spread = (g.max() - g.min())[counts >= 2].to_numpy()
+    for task, spread in seed_spreads(df, by=by, score=score, results=results).items():
         out.append({"task": str(task), "configurations": int(len(spread)),
                     "median": float(np.median(spread)) if len(spread) else float("nan"),
                     "p95": float(np.percentile(spread, 95)) if len(spread) else float("nan"),
                     "max": float(spread.max()) if len(spread) else float("nan")})
     return pd.DataFrame(out, columns=["task", "configurations", "median", "p95", "max"])
+
+
+def seed_spreads(df: pd.DataFrame, *, by: str = "task", score: str = "test_score",
+                 results: Iterable[str] = ()) -> dict[str, np.ndarray]:
+    """Per task, the sorted max − min score spread of every configuration
+    (network) with ≥ 2 finished seeds: what the seed-variance table and the
+    dashboard's ECDF summarise."""
+    ok = finished(df, score)
+    groups = ok[by].fillna("").astype(str) if by in ok.columns else pd.Series("", index=ok.index)
+    out = {}
+    for task, sub in ok.groupby(groups, sort=True):
+        ids = _network_ids(sub, score, results)
+        g = pd.DataFrame({"id": ids, "s": sub[score].to_numpy(dtype=float)}).groupby("id")["s"]
+        out[str(task)] = np.sort((g.max() - g.min())[g.size() >= 2].to_numpy())
+    return out
 
 
 @dataclass(frozen=True)

@@ -245,15 +245,21 @@ def resolve_files(info: DatasetInfo, path: str | None = None, *, fetch: bool = T
                     f"'{info.name}' folder, or give task.path.")
 
 
-def _subset(sentences: list[Sentence], n: int | None, seed: int) -> list[Sentence]:
-    """``n`` training sentences drawn without replacement by a generator seeded
-    with ``seed`` (the task's ``subset_seed``), kept in file order."""
-    if n is None or n >= len(sentences):
-        return sentences
+def subset_rows(total: int, n: int | None, seed: int) -> list[int] | None:
+    """Rows of a ``n``-example training subset of ``total`` examples, drawn
+    without replacement by a generator seeded with ``seed`` (the task's
+    ``subset_seed``), in file order; None when the whole set is used. Tagging
+    corpora and sentence datasets draw their subsets here."""
+    if n is None or n >= total:
+        return None
     import numpy as np
 
-    keep = np.sort(np.random.default_rng(seed).choice(len(sentences), size=n, replace=False))
-    return [sentences[i] for i in keep]
+    return np.sort(np.random.default_rng(seed).choice(total, size=n, replace=False)).tolist()
+
+
+def _subset(sentences: list[Sentence], n: int | None, seed: int) -> list[Sentence]:
+    keep = subset_rows(len(sentences), n, seed)
+    return sentences if keep is None else [sentences[i] for i in keep]
 
 
 def _load_conll2000(files: dict[str, Path], task: dict) -> Corpus:

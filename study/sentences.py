@@ -191,14 +191,10 @@ def read_table(path: str | Path, *, text_column: str = "text", label_column: str
 
 
 def _subset(split: Labelled, n: int | None, seed: int) -> Labelled:
-    """``n`` training examples drawn without replacement (generator seeded with
-    ``seed``), kept in file order."""
-    if n is None or n >= len(split):
-        return split
-    import numpy as np
+    from .corpora import subset_rows
 
-    keep = np.sort(np.random.default_rng(seed).choice(len(split), size=n, replace=False))
-    return Labelled([split.texts[i] for i in keep], [split.labels[i] for i in keep])
+    keep = subset_rows(len(split), n, seed)
+    return split if keep is None else Labelled([split.texts[i] for i in keep], [split.labels[i] for i in keep])
 
 
 def _sst_files(task: dict) -> dict[str, Path]:

@@ -187,12 +187,11 @@ class TransformerModel:
             raise _load_failure(s["model"], exc) from None
         self.device = torch.device("cuda" if torch.cuda.is_available() and space.resources.gpu > 0 else "cpu")
         self.net.to(self.device)
-        decay = [p for n, p in self.net.named_parameters() if not n.endswith("bias") and "LayerNorm" not in n
-                 and "layer_norm" not in n]
-        no_decay = [p for n, p in self.net.named_parameters() if n.endswith("bias") or "LayerNorm" in n
-                    or "layer_norm" in n]
-        self.optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": float(s["weight_decay"])},
-                                            {"params": no_decay, "weight_decay": 0.0}], lr=float(s["lr"]))
+        groups: dict[bool, list] = {True: [], False: []}      # weight decay: not on biases and norms
+        for n, p in self.net.named_parameters():
+            groups[not (n.endswith("bias") or "LayerNorm" in n or "layer_norm" in n)].append(p)
+        self.optimizer = torch.optim.AdamW([{"params": groups[True], "weight_decay": float(s["weight_decay"])},
+                                            {"params": groups[False], "weight_decay": 0.0}], lr=float(s["lr"]))
         n_train = len(self.splits["train"][1])
         steps = space.train.max_epochs * -(-n_train // int(s["batch_size"]))
         self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(float(s["warmup"]) * steps), steps)

@@ -24,6 +24,7 @@ import pytest
 import analysis
 from analysis.imported import import_csv
 from tests.rundirs import write_synthetic_run
+from tests.test_address import free_port
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -94,12 +95,6 @@ class Page:
 
     def close(self) -> None:
         self.context.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture()
