@@ -27,6 +27,8 @@ from typing import Sequence
 import numpy as np
 from scipy import stats
 
+from .scores import finite_scores
+
 __all__ = ["aso", "ASOResult", "violation_ratio", "TAU"]
 
 TAU = 0.2
@@ -42,6 +44,7 @@ class ASOResult:
     confidence: float
     n_bootstrap: int
     tau: float = TAU
+    dropped: tuple[int, int] = (0, 0)       # missing scores of A and B left out (analysis.scores)
 
     @property
     def dominant(self) -> bool:
@@ -77,7 +80,7 @@ def _ratio(qa: np.ndarray, qb: np.ndarray) -> np.ndarray:
 def violation_ratio(a: Sequence[float], b: Sequence[float], *, dt: float = 0.005) -> float:
     """ε(A, B) on a grid of step ``dt`` (see the module docstring)."""
     t = _grid(dt)
-    return float(_ratio(_quantiles(np.sort(np.asarray(a, float)), t), _quantiles(np.sort(np.asarray(b, float)), t)))
+    return float(_ratio(_quantiles(np.sort(finite_scores(a)[0]), t), _quantiles(np.sort(finite_scores(b)[0]), t)))
 
 
 def aso(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95, n_bootstrap: int = 1000,
@@ -88,9 +91,8 @@ def aso(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95, n_b
     >>> aso(rng.normal(0.9, 0.01, 50), rng.normal(0.85, 0.01, 50)).eps_min < 0.2
     True
     """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    a, b = a[np.isfinite(a)], b[np.isfinite(b)]
+    a, dropped_a = finite_scores(a)             # missing scores are left out (analysis.scores)
+    b, dropped_b = finite_scores(b)
     if len(a) == 0 or len(b) == 0:
         raise ValueError("ASO needs at least one finite score on each side")
     if not 0.5 <= confidence < 1:
@@ -110,4 +112,5 @@ def aso(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95, n_b
     lam = n * m / (n + m)
     sigma = float(np.std(np.sqrt(lam) * (boots - eps)))
     eps_min = float(np.clip(eps + stats.norm.ppf(level) * sigma / np.sqrt(lam), 0.0, 1.0))
-    return ASOResult(eps_min=eps_min, violation_ratio=eps, confidence=level, n_bootstrap=n_bootstrap, tau=tau)
+    return ASOResult(eps_min=eps_min, violation_ratio=eps, confidence=level, n_bootstrap=n_bootstrap, tau=tau,
+                     dropped=(dropped_a, dropped_b))

@@ -14,7 +14,6 @@ narrowed by task and by the values of one other hyperparameter.
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
@@ -30,24 +29,8 @@ ALL = "(all tasks)"
 
 def signature(run_dir: str | Path) -> str:
     """Changes whenever a trial is stored, the directory is compacted or the
-    driver's progress file is rewritten (cheap: a few ``stat`` calls, or one
-    listing on an object store)."""
-    rd = RunDir(run_dir)
-    if isinstance(rd.path, Path):
-        parts = []
-        for p in (rd.trials_dir, rd.compacted_trials, rd.progress_path, rd.path / "import.json"):
-            try:
-                st = os.stat(p)
-                parts.append(f"{st.st_mtime_ns}:{st.st_size}")
-            except OSError:
-                parts.append("-")
-        try:
-            parts.append(str(len(os.listdir(rd.trials_dir))))
-        except OSError:
-            parts.append("0")
-        return "|".join(parts)
-    progress = rd.read_progress() or {}
-    return f"{len(rd.stored_keys())}|{progress.get('updated_at', '')}"
+    driver's progress file is rewritten (the store's :meth:`RunDir.signature`)."""
+    return RunDir(run_dir).signature()
 
 
 class _Views:
@@ -147,8 +130,8 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         df = _rows(view, task, column, values)
         spec = view.spec(choice)
         if spec is None:
-            empty = F._empty("winshares", "this run directory names no comparisons")
-            return (empty, F._empty("distribution", ""), F._empty("differences", ""), F._empty("sigma", ""),
+            empty = F.empty_figure("winshares", "this run directory names no comparisons")
+            return (empty, F.empty_figure("distribution", ""), F.empty_figure("differences", ""), F.empty_figure("sigma", ""),
                     F.seed_distribution_figure(df, None), F.seeds_figure(df, view.results), F.problems_figure(df))
         by_task = F.compare_view(view, spec, df)
         return (F.winshares_figure(by_task, spec), F.distribution_figure(by_task, spec),

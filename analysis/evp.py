@@ -20,6 +20,8 @@ from typing import Sequence
 import numpy as np
 from scipy.special import gammaln
 
+from .scores import finite_scores
+
 __all__ = ["expected_max", "expected_max_sd"]
 
 
@@ -37,6 +39,13 @@ def _weights(N: int, n: int, replace: bool) -> np.ndarray:
     return w
 
 
+def _finite_sorted(scores: Sequence[float]) -> np.ndarray:
+    v, _ = finite_scores(scores)                # missing scores are left out (analysis.scores)
+    if len(v) == 0:
+        raise ValueError("expected validation performance needs at least one finite score")
+    return np.sort(v)
+
+
 def expected_max(scores: Sequence[float], n: int | Sequence[int] | None = None, *,
                  replace: bool = True) -> np.ndarray:
     """Expected maximum score after n = 1 … len(scores) draws (or the given n).
@@ -44,11 +53,8 @@ def expected_max(scores: Sequence[float], n: int | Sequence[int] | None = None, 
     >>> expected_max([0.1, 0.5, 0.9], replace=False).round(4).tolist()
     [0.5, 0.7667, 0.9]
     """
-    v = np.sort(np.asarray(scores, dtype=float))
-    v = v[np.isfinite(v)]
+    v = _finite_sorted(scores)
     N = len(v)
-    if N == 0:
-        raise ValueError("expected validation performance needs at least one finite score")
     ns = np.arange(1, N + 1) if n is None else np.atleast_1d(np.asarray(n, dtype=int))
     return np.array([float(_weights(N, int(k), replace) @ v) for k in ns])
 
@@ -56,8 +62,7 @@ def expected_max(scores: Sequence[float], n: int | Sequence[int] | None = None, 
 def expected_max_sd(scores: Sequence[float], n: int | Sequence[int] | None = None, *,
                     replace: bool = True) -> np.ndarray:
     """Standard deviation of the maximum after n draws (the band of Dodge et al.'s curves)."""
-    v = np.sort(np.asarray(scores, dtype=float))
-    v = v[np.isfinite(v)]
+    v = _finite_sorted(scores)
     N = len(v)
     ns = np.arange(1, N + 1) if n is None else np.atleast_1d(np.asarray(n, dtype=int))
     out = []

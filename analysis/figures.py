@@ -39,9 +39,10 @@ from plotly.subplots import make_subplots
 
 from study.store import RunDir
 
+from .figurekit import TABLE_MARGIN, empty_figure, option_color, table_height
 from .imported import ComparisonSpec
-from .paired import Comparison, compare_tasks, finished
-from .report import _as_categories, comparisons_of, rows_where
+from .paired import Comparison, compare_tasks
+from .report import as_categories, comparisons_of, rows_where
 from .seeds import option_distributions, seed_spreads
 
 __all__ = ["FIGURE_IDS", "RunView", "load_view", "compare_view", "progress_figure",
@@ -50,10 +51,8 @@ __all__ = ["FIGURE_IDS", "RunView", "load_view", "compare_view", "progress_figur
 
 FIGURE_IDS = ("progress", "distribution", "differences", "winshares", "sigma", "seeds", "seed-distribution",
               "curves", "confusion", "problems")
-COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-          "#17becf")
 LIVE_S = 60          # a progress.json older than this means no driver is running
-_STATUS_COLORS = {"ok": "#2ca02c", "diverged": "#ff7f0e", "failed": "#d62728", "running": "#1f77b4",
+STATUS_COLORS = {"ok": "#2ca02c", "diverged": "#ff7f0e", "failed": "#d62728", "running": "#1f77b4",
                   "pending": "#c7c7c7"}
 
 
@@ -100,7 +99,7 @@ def load_view(run_dir: str | Path, *, epochs: bool = True) -> RunView:
     rd.require()
     manifest = rd.manifest()
     specs, results = comparisons_of(run_dir)
-    df = _as_categories(load(run_dir))
+    df = as_categories(load(run_dir))
     imported = manifest.get("imported") is not None
     view = RunView(str(run_dir), str(manifest.get("study", "?")), df, specs, results,
                    int(len(df) if imported else manifest.get("n_trials", len(df))), imported)
@@ -118,25 +117,6 @@ def compare_view(view: RunView, spec: ComparisonSpec, df: pd.DataFrame | None = 
     df = view.df if df is None else df
     return compare_tasks(rows_where(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
                          results=view.results, n_bootstrap=n_bootstrap, seed=seed)
-
-
-def _color(options: list[str], option: str) -> str:
-    return COLORS[options.index(option) % len(COLORS)]
-
-
-def _empty(fig_id: str, message: str) -> go.Figure:
-    fig = go.Figure()
-    fig.update_layout(title=message, meta={"id": fig_id, "empty": True}, height=200,
-                      xaxis={"visible": False}, yaxis={"visible": False})
-    return fig
-
-
-TABLE_MARGIN = {"t": 90, "b": 20, "l": 40, "r": 40}
-
-
-def _table_height(rows: int) -> int:
-    """Title, header (two lines at most) and rows of a go.Table figure."""
-    return 90 + 20 + 60 + 30 * rows
 
 
 def _clock(seconds: float) -> str:
@@ -176,7 +156,7 @@ def progress_figure(view: RunView) -> go.Figure:
     fig = go.Figure()
     for status in ("ok", "diverged", "failed", "running", "pending"):
         fig.add_bar(x=[s[status]], y=["trials"], orientation="h", name=f"{status} {s[status]}",
-                    marker_color=_STATUS_COLORS[status], meta=status)
+                    marker_color=STATUS_COLORS[status], meta=status)
     eta = "" if s["eta_s"] is None else f", ETA {_clock(s['eta_s'])}"
     fig.update_layout(barmode="stack", height=170, margin={"l": 60, "r": 20, "t": 50, "b": 30},
                       title=f"{view.study}: {s['stored']} of {s['planned']} trials stored{eta}",
@@ -191,7 +171,7 @@ def distribution_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fi
                         ) -> go.Figure:
     """Violins of the paired configurations' scores (mean over seeds) per task and option."""
     if not by_task or not any(c.n for c in by_task.values()):
-        return _empty(fig_id, f"{spec.name}: no paired configurations yet")
+        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")
     options = next(iter(by_task.values())).options
     fig = go.Figure()
     medians: dict[str, dict[str, float]] = {}
@@ -204,7 +184,7 @@ def distribution_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fi
             if len(v):
                 medians.setdefault(task, {})[o] = float(np.median(v))
         fig.add_violin(x=xs, y=ys, name=str(o), legendgroup=str(o), box_visible=True, meanline_visible=False,
-                       points="all" if len(ys) <= 400 else False, line_color=_color(options, o), meta=str(o),
+                       points="all" if len(ys) <= 400 else False, line_color=option_color(options, o), meta=str(o),
                        hovertemplate="%{x}<br>" + str(o) + ": %{y:.4f}<extra></extra>")
     fig.update_layout(violinmode="group", title=f"{spec.name}: scores of the paired configurations<br><sup>mean over seeds; "
                             "the values win shares and Δ are computed from</sup>", yaxis_title=next(iter(by_task.values())).score,
@@ -218,7 +198,7 @@ def differences_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig
     """Histograms of paired differences to the best option, median Δ with its CI."""
     tasks = [t for t, c in by_task.items() if c.n and c.best is not None]
     if not tasks:
-        return _empty(fig_id, f"{spec.name}: no paired configurations yet")
+        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")
     fig = make_subplots(rows=len(tasks), cols=1, subplot_titles=[t or "(all)" for t in tasks],
                         vertical_spacing=min(0.12, 0.5 / len(tasks)))
     deltas: dict[str, dict[str, list[float]]] = {}
@@ -229,10 +209,10 @@ def differences_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig
                 continue
             d = c.scores(o) - c.scores(c.best)
             fig.add_histogram(x=d, name=f"{o} − {c.best}", legendgroup=str(o), showlegend=r == 1, opacity=0.6,
-                              marker_color=_color(c.options, o), row=r, col=1, meta=str(o))
+                              marker_color=option_color(c.options, o), row=r, col=1, meta=str(o))
             lo, hi = c.delta_ci[o]
             fig.add_scatter(x=[c.delta[o]], y=[0], mode="markers", marker={"symbol": "diamond", "size": 12,
-                            "color": _color(c.options, o), "line": {"color": "black", "width": 1}},
+                            "color": option_color(c.options, o), "line": {"color": "black", "width": 1}},
                             error_x={"type": "data", "symmetric": False, "array": [hi - c.delta[o]],
                                      "arrayminus": [c.delta[o] - lo]},
                             name=f"median Δ {o}", legendgroup=str(o), showlegend=False, row=r, col=1,
@@ -253,14 +233,14 @@ def winshares_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_i
     """Win shares per task and option, with the 1/k line and the † marks."""
     tasks = [t for t, c in by_task.items() if c.n]
     if not tasks:
-        return _empty(fig_id, f"{spec.name}: no paired configurations yet")
+        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")
     options = by_task[tasks[0]].options
     fig = go.Figure()
     for o in options:
         shares = [by_task[t].shares[o] for t in tasks]
         text = [f"{s:.0%}" + (" †" if o in by_task[t].marks else "") for s, t in zip(shares, tasks)]
         fig.add_bar(x=tasks, y=shares, name=str(o), text=text, textposition="outside", meta=str(o),
-                    marker_color=_color(options, o),
+                    marker_color=option_color(options, o),
                     customdata=[[by_task[t].n] for t in tasks],
                     hovertemplate="%{x}: " + str(o) + " wins %{y:.1%} of %{customdata[0]} configurations"
                                   "<extra></extra>")
@@ -268,7 +248,7 @@ def winshares_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_i
                   annotation_text=f"1/k = {1 / len(options):.2f}", annotation_position="top left")
     fig.update_layout(barmode="group", yaxis={"range": [0, 1.15], "tickformat": ".0%", "title": "win share"},
                       title=f"{spec.name}: win shares<br><sup>†: not significantly worse than the best "
-                            "(sign test, p < 0.01)</sup>",
+                            f"(sign test, p < {by_task[tasks[0]].alpha:g})</sup>",
                       meta={"id": fig_id, "choice": spec.choice,
                             "shares": {t: by_task[t].shares for t in tasks}, "n": {t: by_task[t].n for t in tasks}})
     return fig
@@ -277,13 +257,13 @@ def winshares_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_i
 def sigma_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: str = "sigma") -> go.Figure:
     tasks = [t for t, c in by_task.items() if c.n]
     if not tasks:
-        return _empty(fig_id, f"{spec.name}: no paired configurations yet")
+        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")
     options = by_task[tasks[0]].options
     cells = [tasks] + [[("–" if np.isnan(by_task[t].sigma[o]) else f"{by_task[t].sigma[o]:.4f}")
                         + (" †" if o in by_task[t].sigma_marks else "") for t in tasks] for o in options]
     fig = go.Figure(go.Table(header={"values": ["task"] + [f"σ {o}" for o in options]}, cells={"values": cells}))
     fig.update_layout(title=f"{spec.name}: σ of the paired rows (all seeds)<br><sup>†: not significantly larger "
-                            "than the smallest (Brown–Forsythe, p < 0.01)</sup>", height=_table_height(len(tasks)),
+                            f"than the smallest (Brown–Forsythe, p < {by_task[tasks[0]].alpha:g})</sup>", height=table_height(len(tasks)),
                       margin=TABLE_MARGIN,
                       meta={"id": fig_id, "choice": spec.choice,
                             "sigma": {t: by_task[t].sigma for t in tasks}})
@@ -303,7 +283,7 @@ def seeds_figure(df: pd.DataFrame, results: list[str] = (), fig_id: str = "seeds
         fig.add_scatter(x=spread, y=np.arange(1, len(spread) + 1) / len(spread), mode="lines", line_shape="hv",
                         name=f"{task} ({len(spread)} configurations)", meta=str(task))
     if not spreads:
-        return _empty(fig_id, "seed variance: no configuration has two finished seeds yet")
+        return empty_figure(fig_id, "seed variance: no configuration has two finished seeds yet")
     fig.update_layout(title="seed-to-seed spread<br><sup>ECDF of max − min test score per configuration</sup>",
                       xaxis_title="max − min test score over seeds", yaxis={"title": "fraction of configurations",
                                                                            "range": [0, 1.02]},
@@ -317,7 +297,7 @@ def seed_distribution_figure(df: pd.DataFrame, spec: ComparisonSpec | None, fig_
     scores and the median peeking gain (:func:`analysis.seeds.option_distributions`)."""
     frame = option_distributions(df, spec.choice) if spec is not None else None
     if frame is None or not len(frame):
-        return _empty(fig_id, "seed distribution: no finished runs yet")
+        return empty_figure(fig_id, "seed distribution: no finished runs yet")
     fmt = lambda v: "–" if pd.isna(v) else f"{v:.4f}"  # noqa: E731
     cols = [frame["task"].tolist(), frame["option"].tolist(), frame["n"].tolist()]
     cols += [[fmt(v) for v in frame[c]] for c in ("min", "median", "max", "sd", "peeking_gain")]
@@ -326,93 +306,11 @@ def seed_distribution_figure(df: pd.DataFrame, spec: ComparisonSpec | None, fig_
                                                 "peeking gain", "not ok"]}, cells={"values": cols}))
     fig.update_layout(title="seed distribution of every finished run<br><sup>test score at the best dev epoch; "
                             "peeking gain: best test epoch's score − that score (median)</sup>",
-                      height=_table_height(len(frame)), margin=TABLE_MARGIN,
+                      height=table_height(len(frame)), margin=TABLE_MARGIN,
                       meta={"id": fig_id, "choice": spec.choice,
                             "rows": frame[["task", "option", "n", "median"]].values.tolist()})
     return fig
 
 
-# ------------------------------------------------------------ single trials
-
-def default_trials(df: pd.DataFrame, spec: ComparisonSpec | None, limit: int = 4) -> list[str]:
-    """The median-scoring finished trial of each option (what the curves show first)."""
-    ok = finished(df, "test_score")
-    if spec is None or spec.choice not in ok or not len(ok):
-        return list(ok["trial_key"].head(limit)) if "trial_key" in ok else []
-    out = []
-    for _, sub in ok.groupby(ok[spec.choice].astype(str), sort=False):
-        sub = sub.sort_values(["test_score", "trial_key"])
-        out.append(str(sub["trial_key"].iloc[len(sub) // 2]))
-    return out[:limit]
-
-
-def curves_figure(epochs: pd.DataFrame | None, df: pd.DataFrame, keys: list[str], fig_id: str = "curves"
-                  ) -> go.Figure:
-    if epochs is None or not len(epochs):
-        return _empty(fig_id, "learning curves: this run directory has no epoch rows (imported results)")
-    keys = [k for k in keys if k in set(epochs["trial_key"])]
-    if not keys:
-        return _empty(fig_id, "learning curves: choose trials")
-    best = df.set_index("trial_key")["best_epoch"].to_dict() if "best_epoch" in df else {}
-    fig = go.Figure()
-    for i, key in enumerate(keys):
-        e = epochs[epochs["trial_key"] == key].sort_values("epoch")
-        color = COLORS[i % len(COLORS)]
-        for split, dash in (("dev_score", "solid"), ("test_score", "dot")):
-            fig.add_scatter(x=e["epoch"], y=e[split], mode="lines+markers", line={"color": color, "dash": dash},
-                            name=f"{key} {split.split('_')[0]}", legendgroup=key, meta=key)
-        b = best.get(key)
-        if b is not None and not pd.isna(b) and (e["epoch"] == b).any():
-            row = e[e["epoch"] == b].iloc[0]
-            fig.add_scatter(x=[b], y=[row["dev_score"]], mode="markers", legendgroup=key, showlegend=False,
-                            marker={"symbol": "star", "size": 14, "color": color, "line": {"color": "black",
-                                                                                          "width": 1}},
-                            name=f"{key} best dev epoch", meta={"best_epoch": key})
-    fig.update_layout(title="learning curves<br><sup>dev (solid) and test (dotted) per epoch; ★ best dev epoch</sup>",
-                      xaxis_title="epoch", yaxis_title="score", meta={"id": fig_id, "trials": keys})
-    return fig
-
-
-def confusion_figure(confusion: pd.DataFrame | None, df: pd.DataFrame, keys: list[str], fig_id: str = "confusion"
-                     ) -> go.Figure:
-    if confusion is None or not len(confusion):
-        return _empty(fig_id, "confusion matrix: none stored (only classifying families store one)")
-    best = df.set_index("trial_key")["best_epoch"].to_dict()
-    keys = [k for k in keys if k in best and not pd.isna(best[k])]
-    if not keys:
-        return _empty(fig_id, "confusion matrix: choose finished trials")
-    sel = confusion[(confusion["split"] == "test") & confusion["trial_key"].isin(keys)]
-    sel = sel[sel["epoch"] == sel["trial_key"].map(best)]
-    labels = list(dict.fromkeys(confusion["gold"].tolist()))
-    m = sel.pivot_table(index="gold", columns="predicted", values="count", aggfunc="sum", fill_value=0)
-    m = m.reindex(index=labels, columns=labels, fill_value=0)
-    fig = go.Figure(go.Heatmap(z=m.to_numpy(), x=labels, y=labels, colorscale="Blues", texttemplate="%{z}",
-                               hovertemplate="gold %{y}, predicted %{x}: %{z}<extra></extra>"))
-    fig.update_layout(title=f"test confusion matrix<br><sup>at the best dev epoch, summed over {len(keys)} "
-                            "trial(s)</sup>",
-                      xaxis_title="predicted", yaxis={"title": "gold", "autorange": "reversed"},
-                      meta={"id": fig_id, "trials": keys, "total": int(m.to_numpy().sum())})
-    return fig
-
-
-def problems_figure(df: pd.DataFrame, fig_id: str = "problems") -> go.Figure:
-    bad = df[df["status"].astype(str) != "ok"] if len(df) else df
-    if not len(bad):
-        fig = go.Figure(go.Table(header={"values": ["trial", "status", "reason"]}, cells={"values": [[], [], []]}))
-        fig.update_layout(title="diverged and failed trials: none", height=_table_height(0), margin=TABLE_MARGIN,
-                          meta={"id": fig_id, "count": 0})
-        return fig
-    keys = bad["trial_key"].astype(str) if "trial_key" in bad and bad["trial_key"].notna().any() \
-        else pd.Series([f"row {i}" for i in bad.index], index=bad.index)
-    fig = go.Figure(go.Table(
-        header={"values": ["trial", "status", "reason"]},
-        cells={"values": [keys.tolist(), bad["status"].astype(str).tolist(),
-                          bad["reason"].astype(str).fillna("").tolist() if "reason" in bad else [""] * len(bad)],
-               "align": "left"},
-        columnwidth=[2, 1, 5]))
-    fig.update_layout(title=f"diverged and failed trials: {len(bad)} (kept, never hidden)",
-                      height=min(640, _table_height(len(bad))), margin=TABLE_MARGIN,
-                      meta={"id": fig_id, "count": int(len(bad))})
-    return fig
-
-
+# the figures of single trials (curves, confusion, problems) live in trialfigures
+from .trialfigures import confusion_figure, curves_figure, default_trials, problems_figure  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from study.store import write_text
+from study.files import write_text
 
 from . import figures as F
 from .report import report

@@ -21,22 +21,18 @@ so an import that fails leaves nothing behind.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import uuid
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from study.errors import UserError
-from study.store import file_sha256
+from study.files import file_sha256
+from study.manifest import imported_manifest
+from study.store import RunDir
 
 __all__ = ["import_csv", "ComparisonSpec", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"]
 
@@ -194,12 +190,13 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
     """Import ``csv`` as the run directory ``out``; returns its path.
 
     >>> import_csv("../shared/data/rg2017/hyperparameter_results.csv.gz", "runs/rg2017")  # doctest: +SKIP
+
+    (Skipped: it needs the shared R&G file and writes a run directory;
+    ``tests/test_analysis_io.py`` runs it.)
     """
     path = Path(csv)
     out = Path(out)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise UserError(str(out), "already exists and is not empty.",
-                        "Choose a new --out folder (an import never overwrites a run directory).")
+    RunDir.check_import_target(out)
     df = _read_csv(path, sep)
     flags = any(v is not None for v in (task, task_name, score, dev_score, choice)) or bool(ignore or results)
     if not flags and _RG_REQUIRED <= set(df.columns):
@@ -237,43 +234,24 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
     spec = ImportSpec(score="test_score", source_score=spec.source_score, source_dev_score=spec.source_dev_score,
                       task=spec.task, results=results_all, comparisons=spec.comparisons)
 
-    from study.store import SCHEMA_VERSION, _versions   # the run directory's own conventions
-
-    manifest = {
-        "schema_version": SCHEMA_VERSION,
-        "study": path.name.split(".")[0],
-        "imported": {"source": str(path.resolve()), "sha256": file_sha256(path), "rows": int(len(df)),
-                     "columns": [str(c) for c in df.columns], "preset": preset},
-        "versions": _versions(),
-        "command": command,
-        "created_at": datetime.now(timezone.utc).isoformat(),
-    }
-    arrow = _to_arrow(table)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.parent / f".tmp-import-{uuid.uuid4().hex}"
-    tmp.mkdir()
-    try:
-        pq.write_table(arrow, tmp / "trials.parquet")
-        (tmp / "import.json").write_text(json.dumps(asdict(spec), indent=2) + "\n")
-        (tmp / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-        if out.exists():
-            out.rmdir()
-        os.rename(tmp, out)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp)
+    manifest = imported_manifest(
+        study=path.name.split(".")[0],
+        imported={"source": str(path.resolve()), "sha256": file_sha256(path), "rows": int(len(df)),
+                  "columns": [str(c) for c in df.columns], "preset": preset},
+        command=command)
+    RunDir.create_imported(out, _to_arrow(table), asdict(spec), manifest)
     return out
 
 
 def read_import_spec(run_dir: str | Path) -> ImportSpec | None:
     """The ``import.json`` of an imported run directory (None for a seedsweep run)."""
-    p = Path(run_dir) / "import.json"
-    if not p.exists():
+    rd = RunDir(run_dir)
+    raw = rd.read_import_spec()
+    if raw is None:
         return None
     try:
-        raw = json.loads(p.read_text())
         comps = [ComparisonSpec(**c) for c in raw.pop("comparisons", [])]
         return ImportSpec(**raw, comparisons=comps)
-    except (OSError, json.JSONDecodeError, TypeError) as exc:
-        raise UserError(str(p), f"cannot read the import description ({exc}).",
+    except TypeError as exc:
+        raise UserError(str(rd.import_path), f"cannot read the import description ({exc}).",
                         "Restore it, or import the source file again into a new folder.") from None

@@ -14,6 +14,8 @@ from typing import Sequence
 
 import numpy as np
 
+from .scores import finite_pairs, finite_scores
+
 __all__ = ["p_improvement", "Improvement"]
 
 
@@ -23,6 +25,7 @@ class Improvement:
     ci: tuple[float, float]     # percentile bootstrap CI
     confidence: float
     paired: bool
+    dropped: int = 0            # missing scores (or pairs) left out (analysis.scores)
 
 
 def _p_unpaired(a: np.ndarray, b: np.ndarray) -> float:
@@ -40,14 +43,15 @@ def p_improvement(a: Sequence[float], b: Sequence[float], *, paired: bool = Fals
     >>> p_improvement([3, 4, 5], [1, 2, 3]).p
     0.9444444444444444
     """
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
+    if paired:
+        a, b, dropped = finite_pairs(a, b)      # missing scores are left out (analysis.scores)
+    else:
+        (a, dropped_a), (b, dropped_b) = finite_scores(a), finite_scores(b)
+        dropped = dropped_a + dropped_b
     if len(a) == 0 or len(b) == 0:
-        raise ValueError("P(A>B) needs scores on both sides")
+        raise ValueError("P(A>B) needs finite scores on both sides")
     rng = np.random.default_rng(seed)
     if paired:
-        if len(a) != len(b):
-            raise ValueError(f"paired P(A>B) needs equal lengths, got {len(a)} and {len(b)}")
         win = (a > b) + 0.5 * (a == b)
         p = float(win.mean())
         idx = rng.integers(0, len(a), size=(n_bootstrap, len(a)))
@@ -58,4 +62,4 @@ def p_improvement(a: Sequence[float], b: Sequence[float], *, paired: bool = Fals
                           for _ in range(n_bootstrap)])
     tail = (1 - confidence) / 2
     lo, hi = np.quantile(boots, [tail, 1 - tail])
-    return Improvement(p=p, ci=(float(lo), float(hi)), confidence=confidence, paired=paired)
+    return Improvement(p=p, ci=(float(lo), float(hi)), confidence=confidence, paired=paired, dropped=dropped)

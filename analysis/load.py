@@ -16,8 +16,9 @@ def load(run_dir: str | Path) -> pd.DataFrame:
     (named as their YAML keys), status and scores. Diverged and failed trials
     are included; filter on ``status`` to drop them (and say how many).
 
-    >>> df = load("runs/quickstart")                 # doctest: +SKIP
-    >>> df.groupby("option").test_score.median()    # doctest: +SKIP
+    >>> df = load(run_dir)
+    >>> df.groupby("option").test_score.median().round(3).to_dict()
+    {'crf': 0.875, 'softmax': 0.82}
     """
     rd = RunDir(run_dir)
     rd.require()

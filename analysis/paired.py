@@ -38,20 +38,14 @@ from typing import Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from study.schema import IDENTITY, OUTCOME
+from .pairing import RESULT_COLUMNS, PairedRows, finished, pair_ids, paired_rows
+from .significance import bootstrap_median, brown_forsythe, marks, sign_test, wilcoxon_signed_rank, win_shares
 
 __all__ = ["Comparison", "compare", "compare_tasks", "pair_ids", "finished", "RESULT_COLUMNS", "ALPHA",
            "bootstrap_median", "win_shares"]
 
 ALPHA = 0.01   # the paper's significance level for its marks
-
-# Columns of seedsweep's trials table that describe a run's outcome or
-# identity rather than its settings (the schema's, less study, task and
-# metric, which name the setting): never part of a pairing key.
-RESULT_COLUMNS = tuple(n for n in IDENTITY.names + OUTCOME.names if n not in ("study", "task", "metric"))
-
 
 @dataclass
 class Comparison:
@@ -82,6 +76,7 @@ class Comparison:
     unfinished_rows: dict[str, int] = field(default_factory=dict)  # status -> rows not counted
     confidence: float = 0.95
     n_bootstrap: int = 1000
+    alpha: float = 0.01                           # significance level of the marks (sign test, Brown–Forsythe)
     table: pd.DataFrame | None = field(default=None, repr=False)
     rows: pd.DataFrame | None = field(default=None, repr=False)
 
@@ -102,198 +97,6 @@ class Comparison:
         return comparison_table({"": self}).markdown(title=self.choice)
 
 
-# ------------------------------------------------------------------ pairing
-
-
-def _option_strings(values: pd.Series) -> pd.Series:
-    """Options compare as text: 2 and "2", True and "True" name the same option."""
-    if pd.api.types.is_float_dtype(values):
-        return values.map(lambda v: v if pd.isna(v) else (str(int(v)) if float(v).is_integer() else str(v)))
-    return values.astype("string").astype(object)
-
-
-def pair_ids(df: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
-    """An integer per row; equal for rows that agree on every column in ``keys``.
-    Missing values compare equal (NaN, None and <NA> are one value)."""
-    key = np.zeros(len(df), dtype=np.int64)
-    size = 1
-    for k in keys:
-        try:        # sorted codes: ids depend on the values, not on the row order
-            codes, uniques = pd.factorize(df[k], use_na_sentinel=True, sort=True)
-        except TypeError:                           # mixed types that do not sort: compare as text
-            column = df[k].map(lambda v: v if pd.isna(v) else f"{type(v).__name__}:{v}")
-            codes, uniques = pd.factorize(column, use_na_sentinel=True, sort=True)
-        card = len(uniques) + 1                     # + the missing value (code -1)
-        if size * card >= 2 ** 62:                  # keep the mixed-radix number in range
-            key, first = pd.factorize(key)
-            size = len(first)
-        key = key * card + (codes + 1)
-        size *= card
-    return pd.factorize(key, sort=True)[0].astype(np.int64)
-
-
-def _by_config(df: pd.DataFrame, choice: str) -> bool:
-    """seedsweep's own layout: rows name their choice and configuration."""
-    if not {"config_id", "choice", "option"} <= set(df.columns):
-        return False
-    rows = df[df["choice"] == choice]
-    return len(rows) > 0 and rows["config_id"].notna().all()
-
-
-def _paired_rows(df: pd.DataFrame, choice: str, options: list[str] | None, score: str,
-                 ignore: Iterable[str], results: Iterable[str], by: str | None = None
-                 ) -> tuple[pd.DataFrame, list[str]]:
-    """Rows of ``choice`` as columns pair (int), label, option, score, status, group."""
-    if score not in df.columns:
-        raise KeyError(f"no score column {score!r}; columns are {list(df.columns)}")
-    if _by_config(df, choice):
-        rows = df[df["choice"] == choice]
-        # config ids may repeat across studies and tasks: a pair is (study, task, config_id)
-        scope = [c for c in ("study", "task") if c in rows.columns and rows[c].nunique(dropna=False) > 1]
-        pair = pair_ids(rows, scope + ["config_id"])
-        label = rows["config_id"].astype(str)
-        if scope:
-            label = rows[scope].astype(str).agg("/".join, axis=1) + "/" + label
-        label = label.to_numpy(dtype=object)
-        option = _option_strings(rows["option"])
-    elif choice in df.columns:
-        rows = df
-        drop = {choice, score, *ignore, *results, *RESULT_COLUMNS}
-        keys = [c for c in df.columns if c not in drop]
-        pair = pair_ids(rows, keys)
-        label = pair
-        option = _option_strings(rows[choice])
-    else:
-        raise KeyError(f"choice {choice!r} is neither a compared choice of these trials nor a column")
-    status = rows["status"].astype(object).to_numpy() if "status" in rows.columns else np.full(len(rows), "ok", object)
-    group = (rows[by].astype(object).where(rows[by].notna(), "").astype(str).to_numpy()
-             if by is not None and by in rows.columns else np.full(len(rows), "", object))
-    option = option.to_numpy(dtype=object)
-    if options is None:
-        options = [o for o in dict.fromkeys(option) if not pd.isna(o)]
-    options = [str(o) for o in options]
-    code = {o: i for i, o in enumerate(options)}
-    opt = np.fromiter((code.get(o, -1) for o in option), dtype=np.int64, count=len(option))
-    keep = opt >= 0
-    return _Rows(pair=np.asarray(pair)[keep], label=np.asarray(label, dtype=object)[keep], opt=opt[keep],
-                 score=rows[score].to_numpy(dtype=float)[keep], status=status[keep], group=group[keep]), options
-
-
-@dataclass
-class _Rows:
-    """The rows of one choice as arrays: pairing key, display label, option
-    index, score, status and group (task)."""
-
-    pair: np.ndarray
-    label: np.ndarray
-    opt: np.ndarray
-    score: np.ndarray
-    status: np.ndarray
-    group: np.ndarray
-
-    def take(self, mask: np.ndarray) -> "_Rows":
-        return _Rows(*(getattr(self, f)[mask] for f in ("pair", "label", "opt", "score", "status", "group")))
-
-
-# --------------------------------------------------------------- statistics
-
-
-def finished(df: pd.DataFrame, score: str) -> pd.DataFrame:
-    """Rows with status ``ok`` (when there is a status column) and a finite score."""
-    ok = np.isfinite(df[score].to_numpy(dtype=float))
-    if "status" in df.columns:
-        ok &= (df["status"] == "ok").to_numpy()
-    return df[ok]
-
-
-def win_shares(values: np.ndarray) -> np.ndarray:
-    """Win share of each column of a (configurations × options) score matrix;
-    per row the highest score wins, ties split equally."""
-    if values.shape[0] == 0:
-        return np.zeros(values.shape[1])
-    top = values == values.max(axis=1, keepdims=True)
-    return (top / top.sum(axis=1, keepdims=True)).sum(axis=0) / values.shape[0]
-
-
-def bootstrap_median(values: np.ndarray, *, n_bootstrap: int = 1000, confidence: float = 0.95,
-                     seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of the median of ``values`` (resampling with
-    replacement, ``n_bootstrap`` resamples of the same size).
-
-    Each resample's median is read off the sorted values through the resample's
-    counts (a median of a resample of sorted values is the value at the middle
-    count), which gives exactly ``np.median`` of the resample without sorting it.
-
-    >>> bootstrap_median(np.array([1.0, 2.0, 3.0, 4.0]), seed=1)   # doctest: +SKIP
-    (1.5, 3.5)
-    """
-    values = np.sort(np.asarray(values, dtype=float))
-    n = len(values)
-    if n == 0:
-        return (float("nan"), float("nan"))
-    rng = np.random.default_rng(seed)
-    medians = np.empty(n_bootstrap)
-    chunk = max(1, min(n_bootstrap, 4_000_000 // n))
-    lo_k, hi_k = (n - 1) // 2, n // 2
-    for start in range(0, n_bootstrap, chunk):
-        m = min(chunk, n_bootstrap - start)
-        draws = rng.integers(0, n, size=(m, n))
-        counts = np.bincount((draws + (np.arange(m) * n)[:, None]).ravel(), minlength=m * n).reshape(m, n)
-        cumulative = np.cumsum(counts, axis=1)
-        # index of the k-th smallest element = number of sorted positions whose cumulative count <= k
-        lo = (cumulative <= lo_k).sum(axis=1)
-        hi = (cumulative <= hi_k).sum(axis=1)
-        medians[start:start + m] = (values[lo] + values[hi]) / 2
-    tail = (1 - confidence) / 2
-    lo, hi = np.quantile(medians, [tail, 1 - tail])
-    return (float(lo), float(hi))
-
-
-def _sign_test(b: np.ndarray, o: np.ndarray) -> float:
-    wins = int((b > o).sum())
-    losses = int((o > b).sum())
-    if wins + losses == 0:
-        return 1.0
-    # two-sided binomial test at p = 1/2: the distribution is symmetric, so the
-    # outcomes as extreme as observed are both tails (scipy's binomtest gives the same)
-    n = wins + losses
-    return float(min(1.0, 2.0 * stats.binom.cdf(min(wins, losses), n, 0.5)))
-
-
-def _wilcoxon(d: np.ndarray) -> float:
-    if len(d) == 0:
-        return float("nan")
-    if not np.any(d != 0):
-        return 1.0
-    return float(stats.wilcoxon(d).pvalue)
-
-
-def _brown_forsythe(a: np.ndarray, b: np.ndarray) -> float:
-    if len(a) < 2 or len(b) < 2:
-        return float("nan")
-    if np.all(a == a[0]) and np.all(b == b[0]):
-        return 1.0
-    # Levene's test with median centring: one-way ANOVA of |x − median(group)|
-    za, zb = np.abs(a - np.median(a)), np.abs(b - np.median(b))
-    na, nb = len(za), len(zb)
-    grand = (za.sum() + zb.sum()) / (na + nb)
-    between = na * (za.mean() - grand) ** 2 + nb * (zb.mean() - grand) ** 2
-    within = ((za - za.mean()) ** 2).sum() + ((zb - zb.mean()) ** 2).sum()
-    if within == 0:                      # no spread of the deviations: the test is undefined
-        return float("nan")
-    f = between / (within / (na + nb - 2))
-    return float(stats.f.sf(f, 1, na + nb - 2))
-
-
-def _marks(best: str | None, p: dict[str, float], alpha: float) -> set[str]:
-    if best is None:
-        return set()
-    worse = {o for o, v in p.items() if o != best and v < alpha}
-    if not worse:
-        return set()
-    return {o for o in p if o not in worse}
-
-
 # ------------------------------------------------------------------ compare
 
 
@@ -309,11 +112,11 @@ def compare(df: pd.DataFrame, choice: str, *, options: Sequence | None = None, s
     dropout types); ``results`` names further outcome columns of imported
     data. Returns a :class:`Comparison`.
 
-    >>> cmp = compare(load("runs/quickstart"), "classifier")   # doctest: +SKIP
-    >>> cmp.n, cmp.shares                                     # doctest: +SKIP
-    (12, {'softmax': 0.0, 'crf': 1.0})
+    >>> cmp = compare(load(run_dir), "classifier")
+    >>> cmp.n, cmp.best, cmp.shares
+    (6, 'crf', {'crf': 1.0, 'softmax': 0.0})
     """
-    rows, options = _paired_rows(df, choice, None if options is None else list(options), score,
+    rows, options = paired_rows(df, choice, None if options is None else list(options), score,
                                  tuple(ignore), tuple(results))
     return _compare_rows(rows, choice, options, score, n_bootstrap=n_bootstrap, confidence=confidence,
                          alpha=alpha, seed=seed)
@@ -324,14 +127,14 @@ def compare_tasks(df: pd.DataFrame, choice: str, *, by: str = "task", options: S
                   **kwargs) -> dict[str, Comparison]:
     """:func:`compare` per task (the paper's rows): task name -> Comparison,
     tasks sorted by name. Rows without a task form the group ``""``."""
-    rows, options = _paired_rows(df, choice, None if options is None else list(options), score,
+    rows, options = paired_rows(df, choice, None if options is None else list(options), score,
                                  tuple(ignore), tuple(results), by=by)
     groups, inverse = np.unique(rows.group.astype(str), return_inverse=True)
     return {str(g): _compare_rows(rows.take(inverse == i), choice, options, score, **kwargs)
             for i, g in enumerate(groups)}
 
 
-def _compare_rows(rows: _Rows, choice: str, options: list[str], score: str, *, n_bootstrap: int = 1000,
+def _compare_rows(rows: PairedRows, choice: str, options: list[str], score: str, *, n_bootstrap: int = 1000,
                   confidence: float = 0.95, alpha: float = ALPHA, seed: int = 0) -> Comparison:
     k = len(options)
     _, first, pair_codes = np.unique(rows.pair, return_index=True, return_inverse=True)
@@ -385,11 +188,11 @@ def _compare_rows(rows: _Rows, choice: str, options: list[str], score: str, *, n
             if o == best:
                 continue
             d = values[:, i] - b
-            share_p[o] = _sign_test(b, values[:, i])
+            share_p[o] = sign_test(b, values[:, i])
             delta[o] = float(np.median(d))
             delta_ci[o] = bootstrap_median(d, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed + i)
-            wilcoxon_p[o] = _wilcoxon(d)
-    marks = _marks(best, share_p, alpha)
+            wilcoxon_p[o] = wilcoxon_signed_rank(d)
+    share_marks = marks(best, share_p, alpha)
 
     keep = order[complete[pair_codes[order]]]
     paired = pd.DataFrame({"pair": pd.Series(labels[pair_codes[keep]], dtype=object),
@@ -401,11 +204,11 @@ def _compare_rows(rows: _Rows, choice: str, options: list[str], score: str, *, n
     finite = [o for o in options if np.isfinite(sigma[o])]
     sigma_best = min(finite, key=lambda o: sigma[o]) if finite else None
     sigma_p = {o: (nan if sigma_best is None or o == sigma_best
-                   else _brown_forsythe(per_option[sigma_best], per_option[o])) for o in options}
-    sigma_marks = _marks(sigma_best, {o: (1.0 if np.isnan(v) else v) for o, v in sigma_p.items()}, alpha)
+                   else brown_forsythe(per_option[sigma_best], per_option[o])) for o in options}
+    sigma_marks = marks(sigma_best, {o: (1.0 if np.isnan(v) else v) for o, v in sigma_p.items()}, alpha)
 
-    return Comparison(choice=choice, options=options, score=score, n=n, shares=shares, best=best, marks=marks,
+    return Comparison(choice=choice, options=options, score=score, n=n, shares=shares, best=best, marks=share_marks,
                       share_p=share_p, delta=delta, delta_ci=delta_ci, wilcoxon_p=wilcoxon_p, sigma=sigma,
                       sigma_best=sigma_best, sigma_marks=sigma_marks, sigma_p=sigma_p, left_out=left_out,
-                      unfinished_rows=unfinished_rows, confidence=confidence, n_bootstrap=n_bootstrap,
+                      unfinished_rows=unfinished_rows, confidence=confidence, n_bootstrap=n_bootstrap, alpha=alpha,
                       table=table, rows=paired)

@@ -2,8 +2,11 @@
 seed-variance table (``seedsweep report``), and the raw scores as CSV
 (``seedsweep export``).
 
-Which comparisons a directory has: for a seedsweep run, the ``compare``
-entries of the study file recorded in its manifest (options in file order);
+Which comparisons a directory has: for a seedsweep run, the manifest's
+``compare`` entry (each compared choice with its options written as the
+trials table stores them, in file order; the study YAML is never re-parsed
+here, so ``[yes, no]`` stays ``yes``/``no``); for a run directory written
+before the manifest recorded it, the choices and options of its stored rows;
 for an imported directory, the comparisons of its ``import.json``.
 """
 
@@ -13,10 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
-from study.errors import UserError
-from study.store import RunDir, write_text
+from study.files import write_text
+from study.store import RunDir
 
 from .imported import ComparisonSpec, read_import_spec
 from .load import load
@@ -24,7 +26,7 @@ from .paired import Comparison, compare_tasks
 from .seeds import option_distributions, seed_variance
 from .tables import comparison_table, option_distribution_table, seed_variance_table
 
-__all__ = ["comparisons_of", "report", "export_csv", "ReportSection"]
+__all__ = ["comparisons_of", "report", "export_csv", "ReportSection", "rows_where", "as_categories", "sections"]
 
 
 @dataclass
@@ -40,14 +42,18 @@ def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]
         return list(spec.comparisons), list(spec.results)
     rd = RunDir(run_dir)
     rd.require()
-    manifest = rd.manifest()
-    try:
-        raw = yaml.safe_load(manifest.get("yaml") or "") or {}
-    except yaml.YAMLError as exc:
-        raise UserError(str(rd.manifest_path), f"the study file recorded in the manifest does not parse ({exc}).",
-                        "Restore the manifest from a backup.") from None
-    compare = raw.get("compare") or {}
-    return [ComparisonSpec(str(c), str(c), [str(o) for o in opts]) for c, opts in compare.items()], []
+    recorded = rd.manifest().get("compare")
+    if recorded is not None:
+        return [ComparisonSpec(c["choice"], c["choice"], [str(o) for o in c["options"]]) for c in recorded], []
+    table = rd.read_trials()
+    if table is None:
+        return [], []
+    rows = table.select(["choice", "option"]).to_pylist()
+    options: dict[str, list[str]] = {}
+    for r in rows:
+        if r["choice"] is not None and r["option"] not in options.setdefault(r["choice"], []):
+            options[r["choice"]].append(r["option"])
+    return [ComparisonSpec(c, c, opts) for c, opts in options.items()], []
 
 
 def rows_where(df: pd.DataFrame, where: dict) -> pd.DataFrame:
@@ -59,7 +65,7 @@ def rows_where(df: pd.DataFrame, where: dict) -> pd.DataFrame:
     return df
 
 
-def _as_categories(df: pd.DataFrame) -> pd.DataFrame:
+def as_categories(df: pd.DataFrame) -> pd.DataFrame:
     """Text columns with repeated values as categoricals: every comparison
     factorizes the same columns to pair rows, and a categorical is factorized
     already. Values and missing values are unchanged."""
@@ -79,7 +85,7 @@ def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap
     specs, results = specs or comparisons_of(run_dir)
     if df is None:
         df = load(run_dir)
-    df = _as_categories(df)
+    df = as_categories(df)
     subsets: dict[str, pd.DataFrame] = {}
     out = []
     for s in specs:

@@ -7,8 +7,10 @@ share, with its bootstrap CI, in points = score × 100), a Wilcoxon p row, a
 σ row (points, with its mark); and an average row over tasks (mean share,
 mean Δ, mean σ). Notes under the table say what was left out and why.
 
->>> t = comparison_table(compare_tasks(df, "classifier"))   # doctest: +SKIP
->>> print(t.markdown(title="classifier"))                   # doctest: +SKIP
+>>> from analysis import compare_tasks
+>>> t = comparison_table(compare_tasks(load(run_dir), "classifier"))
+>>> print(t.markdown(title="classifier").splitlines()[4])
+| synthetic | 6 | win share | 100.0% | 0.0% |
 """
 
 from __future__ import annotations
@@ -138,8 +140,10 @@ def comparison_table(by_task: dict, *, options: list[str] | None = None) -> Tabl
                        for o in options])
         rows.append(["", "", "σ (mean)"]
                     + [_fmt_mean([100 * c.sigma.get(o, float("nan")) for c in have], 2) for o in options])
+    alphas = sorted({c.alpha for c in comps}) or [0.01]
+    level = " / ".join(f"{a:g}" for a in alphas)
     notes.insert(0, f"{DAGGER}: marked options are not significantly worse than the best "
-                    f"(sign test for win shares, Brown–Forsythe for σ, p < 0.01); no mark: no option is. "
+                    f"(sign test for win shares, Brown–Forsythe for σ, p < {level}); no mark: no option is. "
                     "Δ and σ in points (score × 100).")
     return Table(header=header, rows=rows, notes=notes, numeric_from=3)
 

@@ -35,7 +35,7 @@ from pathlib import Path
 import torch
 
 from study.space import parse_space
-from study.transformer import TransformerModel, model_source
+from study.families.transformer import TransformerModel, model_source
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", HERE.parents[1] / "shared" / "data"))
@@ -101,7 +101,7 @@ def main() -> int:
         raise SystemExit(f"SST-5 not found under {DATA}: set SEEDSWEEP_SHARED_DATA to the shared data folder")
     from transformers import logging as hf_logging
 
-    from study.sentences import load_sentences
+    from study.families.transformer.sentences import load_sentences
 
     hf_logging.set_verbosity_error()
     torch.set_num_threads(args.threads)

@@ -87,7 +87,7 @@ def _cmd_report(args) -> int:
     else:
         text = report(args.dir, fmt, n_bootstrap=args.bootstrap, seed=args.seed)
     if args.output:
-        from .store import write_text
+        from .files import write_text
 
         write_text(text, args.output)
         print(f"{args.dir}: wrote {args.output} ({fmt})")

@@ -1,83 +1,40 @@
 """The trial grid: configuration x (compared choice, option) x seed.
 
-A trial key is ``"{config_id}/{choice}={option}/seed={seed}"``; it names the
-trial everywhere (Tune, the store, the tables). Every option and seed of a
+Trial keys and :class:`~study.schema.TrialSpec` are defined on the ground
+floor (:mod:`study.schema`). Every option and seed of a
 configuration shares its hyperparameters exactly; only the compared choice
 takes the option's value.
 """
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, unquote
 
 import pyarrow as pa
 
-from .space import Scalar, Space
+from .sampling import arrow_type
+from .schema import Scalar, TrialSpec, trial_key, trials_schema
+from .space import Space, common_type
 
-__all__ = ["TrialSpec", "trial_key", "trial_grid", "effective_params", "escape_key",
-           "unescape_key", "hyperparameter_types"]
-
-
-@dataclass(frozen=True)
-class TrialSpec:
-    """Everything one trial needs: its identity and its effective hyperparameters."""
-
-    key: str
-    config_id: str
-    choice: str
-    option: Scalar
-    seed: int
-    params: tuple[tuple[str, Any], ...]
-
-    @property
-    def hparams(self) -> dict[str, Any]:
-        """Hyperparameter name -> value (null where a ``when`` condition does not hold)."""
-        return dict(self.params)
-
-    def to_json(self) -> str:
-        """A compact JSON text of this trial: how it travels to its Ray worker
-        inside Tune's trial config (each trial carries only its own spec)."""
-        return json.dumps([self.key, self.config_id, self.choice, self.option, self.seed,
-                           [list(p) for p in self.params]], separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> "TrialSpec":
-        key, config_id, choice, option, seed, params = json.loads(text)
-        return cls(key=key, config_id=config_id, choice=choice, option=option, seed=seed,
-                   params=tuple((n, v) for n, v in params))
-
-
-def trial_key(config_id: str, choice: str, option: Scalar, seed: int) -> str:
-    """``"c00003/classifier=crf/seed=2"``."""
-    return f"{config_id}/{choice}={option}/seed={seed}"
-
-
-def escape_key(key: str) -> str:
-    """A file name for a trial key (``/`` and other unsafe characters %-escaped)."""
-    return quote(key, safe="=-_.+")
-
-
-def unescape_key(name: str) -> str:
-    """Inverse of :func:`escape_key`."""
-    return unquote(name)
+__all__ = ["trial_grid", "effective_params", "hyperparameter_types", "trials_schema_of"]
 
 
 def hyperparameter_types(space: Space) -> dict[str, str]:
     """Column name -> value type for every hyperparameter column, in table order:
     compared choices, then ``space`` parameters, then ``fixed`` values."""
     out: dict[str, str] = {}
-    from .space import _common_type  # one definition of a list's common type
-
     for name, options in space.compare:
-        out[name] = _common_type(options)
+        out[name] = common_type(options)
     for p in space.params:
         out[p.name] = p.value_type
     for name, value in space.fixed:
-        out[name] = _common_type((value,))
+        out[name] = common_type((value,))
     return out
+
+
+def trials_schema_of(space: Space) -> pa.Schema:
+    """The trials table's schema for ``space``: identity, typed hyperparameters, outcome."""
+    return trials_schema({n: arrow_type(t) for n, t in hyperparameter_types(space).items()})
 
 
 def effective_params(space: Space, config: dict[str, Any], choice: str, option: Scalar) -> dict[str, Any]:

@@ -20,16 +20,16 @@ not apply (see :func:`study.grid.effective_params`).
 
 from __future__ import annotations
 
-import hashlib
 import math
 import warnings
 
 import numpy as np
 import pyarrow as pa
 
+from .files import stable_hash
 from .space import Param, Space
 
-__all__ = ["sample_configs", "config_id", "arrow_type", "stable_hash"]
+__all__ = ["sample_configs", "config_id", "arrow_type"]
 
 _ARROW = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 
@@ -37,11 +37,6 @@ _ARROW = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": 
 def arrow_type(value_type: str) -> pa.DataType:
     """The Arrow column type of a parameter's value type (``str``/``int``/``float``/``bool``)."""
     return _ARROW[value_type]
-
-
-def stable_hash(text: str) -> int:
-    """A 64-bit integer from ``text`` that is the same in every process and Python version."""
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
 
 
 def config_id(i: int) -> str:

@@ -1,4 +1,12 @@
-"""The table contract shared by ``study`` (writer) and ``analysis`` (reader).
+"""The ground floor: the run-directory contract shared by ``study`` (writer),
+the model families and ``analysis`` (reader).
+
+Trial keys: ``"{config_id}/{choice}={option}/seed={seed}"`` (:func:`trial_key`)
+name a trial everywhere (Tune, the store, the tables); :func:`escape_key`
+turns one into a file name (``/`` and other unsafe characters %-escaped), so
+an option may itself hold a ``/`` (a hub id, a model folder) and still round
+trip. :class:`TrialSpec` is one trial as a family receives it, and
+:class:`Train` the training protocol a family states as its defaults.
 
 ``trials``: one row per finished trial -- identity columns, one typed column
 per hyperparameter (named exactly as its YAML key), then the outcome columns.
@@ -9,9 +17,17 @@ per hyperparameter (named exactly as its YAML key), then the outcome columns.
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, unquote
+
 import pyarrow as pa
 
-__all__ = ["IDENTITY", "OUTCOME", "EPOCHS", "CONFUSION", "STATUSES", "trials_schema"]
+__all__ = ["IDENTITY", "OUTCOME", "EPOCHS", "CONFUSION", "STATUSES", "RESERVED_NAMES", "Scalar", "Train",
+           "TrialSpec", "trial_key", "escape_key", "unescape_key", "trials_schema"]
+
+Scalar = str | int | float | bool | None
 
 STATUSES = ("ok", "diverged", "failed")
 
@@ -44,3 +60,77 @@ CONFUSION = pa.schema([
 def trials_schema(hyperparameters: dict[str, pa.DataType]) -> pa.Schema:
     """Identity columns, the hyperparameter columns in the given order, outcome columns."""
     return pa.schema(list(IDENTITY) + [pa.field(n, t) for n, t in hyperparameters.items()] + list(OUTCOME))
+
+
+#: Columns of the trials and epochs tables; hyperparameters may not use these names.
+RESERVED_NAMES = frozenset(
+    {f.name for f in IDENTITY} | {f.name for f in OUTCOME} | {f.name for f in EPOCHS}
+)
+
+
+@dataclass(frozen=True)
+class Train:
+    """The training protocol: early stopping on the dev score, retries, timeout."""
+
+    max_epochs: int
+    patience: int
+    metric: str
+    mode: str
+    timeout_s: float | None
+    retries: int
+
+
+def trial_key(config_id: str, choice: str, option: Scalar, seed: int) -> str:
+    """The key of one trial; the option is written as given.
+
+    >>> trial_key("c00003", "classifier", "crf", 2)
+    'c00003/classifier=crf/seed=2'
+    """
+    return f"{config_id}/{choice}={option}/seed={seed}"
+
+
+def escape_key(key: str) -> str:
+    """A file name for a trial key (``/`` and other unsafe characters %-escaped).
+
+    >>> escape_key("c00000/model=org/name/seed=1")
+    'c00000%2Fmodel=org%2Fname%2Fseed=1'
+    """
+    return quote(key, safe="=-_.+")
+
+
+def unescape_key(name: str) -> str:
+    """Inverse of :func:`escape_key`.
+
+    >>> unescape_key(escape_key("c00000/model=./models/x y/seed=1"))
+    'c00000/model=./models/x y/seed=1'
+    """
+    return unquote(name)
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """Everything one trial needs: its identity and its effective hyperparameters."""
+
+    key: str
+    config_id: str
+    choice: str
+    option: Scalar
+    seed: int
+    params: tuple[tuple[str, Any], ...]
+
+    @property
+    def hparams(self) -> dict[str, Any]:
+        """Hyperparameter name -> value (null where a ``when`` condition does not hold)."""
+        return dict(self.params)
+
+    def to_json(self) -> str:
+        """A compact JSON text of this trial: how it travels to its Ray worker
+        inside Tune's trial config (each trial carries only its own spec)."""
+        return json.dumps([self.key, self.config_id, self.choice, self.option, self.seed,
+                           [list(p) for p in self.params]], separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> "TrialSpec":
+        key, config_id, choice, option, seed, params = json.loads(text)
+        return cls(key=key, config_id=config_id, choice=choice, option=option, seed=seed,
+                   params=tuple((n, v) for n, v in params))

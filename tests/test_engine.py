@@ -168,9 +168,9 @@ def test_a_worker_that_always_dies_is_stored_as_failed_and_the_study_finishes(sp
     ("Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad lr", "exception: ValueError: bad lr"),
 ])
 def test_error_texts_are_classified(text, reason):
-    from study.runner import _classify_error
+    from study.failures import classify_error
 
-    assert _classify_error(text).startswith(reason)
+    assert classify_error(text).startswith(reason)
 
 
 def test_compact_merges_parts_and_every_reader_accepts_it(space_file, tmp_path, ray_local):

@@ -20,7 +20,7 @@ import pytest
 
 import analysis
 from study.store import RunDir
-from tests.conftest import REPO, _holds_file_under, kill_tagged, wait_gone
+from tests.conftest import REPO, holds_file_under, kill_tagged, wait_gone
 from tests.test_address import free_port
 from tests.test_s3 import CREDENTIALS, s3_server  # noqa: F401 -- the fixture
 
@@ -40,7 +40,7 @@ train: {max_epochs: 5, patience: 5, retries: 3}
 def _raylet(temp_dir: str) -> psutil.Process | None:
     for proc in psutil.process_iter(["pid", "name", "cmdline"]):
         try:
-            if "raylet" in (proc.info["name"] or "") and _holds_file_under(proc.pid, temp_dir):
+            if "raylet" in (proc.info["name"] or "") and holds_file_under(proc.pid, temp_dir):
                 return proc
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue

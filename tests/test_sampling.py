@@ -8,7 +8,8 @@ import io
 import pyarrow.parquet as pq
 import pytest
 
-from study.grid import effective_params, escape_key, trial_grid, unescape_key
+from study.grid import effective_params, trial_grid
+from study.schema import escape_key, unescape_key
 from study.sampling import sample_configs
 from study.space import parse_space
 

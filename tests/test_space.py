@@ -54,7 +54,7 @@ BAD = [
     ("bad mode", GOOD + "train: {mode: maximise}\n", ["train.mode", "max, min"]),
     ("bad gpu fraction", GOOD + "resources: {gpu: 1.5}\n", ["resources.gpu", "fraction"]),
     ("name in compare and space", GOOD.replace("  layers:", "  classifier:"), ["space.classifier", "also given"]),
-    ("option with slash", GOOD.replace("[softmax, crf]", "[softmax, crf/v2]"), ["'crf/v2'", "trial key"]),
+    ("option with equals sign", GOOD.replace("[softmax, crf]", "[softmax, crf=v2]"), ["'crf=v2'", "trial key"]),
 ]
 
 

@@ -8,7 +8,7 @@ import pytest
 
 import analysis
 from study.errors import UserError
-from study.grid import TrialSpec
+from study.schema import TrialSpec
 from study.space import parse_space
 from study.trial import run_trial
 from tests.rundirs import write_synthetic_run
@@ -96,7 +96,7 @@ def test_tagger_spaces_are_validated_without_loading_anything(bad, where):
 def test_run_refuses_a_study_whose_corpus_cannot_be_found(tmp_path, monkeypatch, capsys):
     import dataclasses
 
-    import study.corpora as corpora
+    import study.families.tagger.corpora as corpora
     from study.cli import main
 
     monkeypatch.setenv("SEEDSWEEP_DATA", str(tmp_path / "nothing-here"))

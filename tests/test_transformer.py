@@ -16,8 +16,8 @@ import pytest
 import analysis
 import study
 from study.errors import UserError
-from study.grid import TrialSpec
-from study.sentences import load_sentences, read_sst_trees, read_table
+from study.schema import TrialSpec
+from study.families.transformer.sentences import load_sentences, read_sst_trees, read_table
 from study.space import parse_space
 from study.store import RunDir
 from study.trial import run_trial
@@ -169,7 +169,7 @@ def test_a_run_that_cannot_learn_is_kept_as_diverged_with_its_reason(tmp_path):
 
 def test_early_stopping_on_dev_loss_selects_by_loss(tmp_path):
     sp = space(tmp_path, ", stop_on: loss", epochs=3)
-    from study.transformer import TransformerModel
+    from study.families.transformer import TransformerModel
 
     model = TransformerModel(sp, {"lr": 3e-3}, 1)
     model.train_epoch(1)
@@ -184,7 +184,7 @@ def test_bf16_autocast_trains_and_scores(tmp_path):
 
 
 def test_a_model_folder_loads_and_errors_name_the_model(tmp_path):
-    from study.transformer import TransformerModel, model_source
+    from study.families.transformer import TransformerModel, model_source
 
     sp = space(tmp_path)
     model = TransformerModel(sp, {"lr": 3e-3}, 1)

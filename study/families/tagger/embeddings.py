@@ -31,11 +31,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
 
-from .errors import UserError
+from ...errors import UserError
 
 __all__ = ["Vocabulary", "build_vocabulary", "load_vectors", "casing", "CASINGS", "normalize_number",
            "PACKAGED"]

@@ -37,14 +37,18 @@ import math
 import os
 import signal
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from .errors import UserError
-from .grid import TrialSpec, escape_key
-from .sampling import stable_hash
-from .space import Space, Train
+from ..errors import UserError
+from ..files import stable_hash
+from ..schema import Train, TrialSpec, escape_key
+from .base import Limit, ModelBase
+
+if TYPE_CHECKING:
+    from ..space import Space
 
 __all__ = ["FAMILY", "SyntheticModel"]
 
@@ -52,10 +56,10 @@ TASK_KEYS = {"name", "dataset", "base", "effects", "noise", "epoch_noise", "tau"
              "test_shift", "diverge", "fail", "fail_once_dir", "die_once_dir", "fail_while_exists", "die"}
 
 
-class SyntheticModel:
+class SyntheticModel(ModelBase):
     """One synthetic trial; see the module docstring for the formula."""
 
-    def __init__(self, space: Space, trial: TrialSpec) -> None:
+    def __init__(self, space: "Space", trial: TrialSpec) -> None:
         task = space.task
         hp = trial.hparams
         self.tau = float(task.get("tau", 2.0))
@@ -112,13 +116,17 @@ class SyntheticModel:
 
 
 @dataclass(frozen=True)
-class _Synthetic:
+class SyntheticFamily:
+    """The synthetic family: any hyperparameter names are allowed (none has a limit)."""
+
     name: str = "synthetic"
     uses_torch: bool = False
     train_defaults: Train = Train(max_epochs=10, patience=3, metric="score", mode="max",
                                   timeout_s=None, retries=1)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    limits: Mapping[str, Limit] = field(default_factory=dict)
 
-    def validate(self, space: Space) -> None:
+    def validate(self, space: "Space") -> None:
         for key in space.task:
             if key not in TASK_KEYS:
                 raise UserError(f"{space.path}: task.{key}", f"unknown key '{key}' for the synthetic family.",
@@ -152,11 +160,11 @@ class _Synthetic:
             raise UserError(f"{space.path}: fixed.epoch_seconds", f"expected seconds >= 0, got {seconds!r}.",
                             "Give a number of seconds per epoch.")
 
-    def resolve(self, space: Space) -> list[str]:
+    def resolve(self, space: "Space") -> list[str]:
         return ["synthetic: nothing to load"]
 
-    def build(self, space: Space, trial: TrialSpec) -> SyntheticModel:
+    def build(self, space: "Space", trial: TrialSpec) -> SyntheticModel:
         return SyntheticModel(space, trial)
 
 
-FAMILY = _Synthetic()
+FAMILY = SyntheticFamily()

@@ -1,0 +1,117 @@
+"""Pairing: which rows of a results table belong to one configuration
+(DESIGN.md, "Statistics", Pairing), as arrays the statistics work on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from study.schema import IDENTITY, OUTCOME
+
+__all__ = ["RESULT_COLUMNS", "PairedRows", "paired_rows", "pair_ids", "by_config", "option_strings", "finished"]
+
+# Columns of seedsweep's trials table that describe a run's outcome or
+# identity rather than its settings (the schema's, less study, task and
+# metric, which name the setting): never part of a pairing key.
+RESULT_COLUMNS = tuple(n for n in IDENTITY.names + OUTCOME.names if n not in ("study", "task", "metric"))
+
+
+def option_strings(values: pd.Series) -> pd.Series:
+    """Options compare as text: 2 and "2", True and "True" name the same option."""
+    if pd.api.types.is_float_dtype(values):
+        return values.map(lambda v: v if pd.isna(v) else (str(int(v)) if float(v).is_integer() else str(v)))
+    return values.astype("string").astype(object)
+
+
+def pair_ids(df: pd.DataFrame, keys: Sequence[str]) -> np.ndarray:
+    """An integer per row; equal for rows that agree on every column in ``keys``.
+    Missing values compare equal (NaN, None and <NA> are one value)."""
+    key = np.zeros(len(df), dtype=np.int64)
+    size = 1
+    for k in keys:
+        try:        # sorted codes: ids depend on the values, not on the row order
+            codes, uniques = pd.factorize(df[k], use_na_sentinel=True, sort=True)
+        except TypeError:                           # mixed types that do not sort: compare as text
+            column = df[k].map(lambda v: v if pd.isna(v) else f"{type(v).__name__}:{v}")
+            codes, uniques = pd.factorize(column, use_na_sentinel=True, sort=True)
+        card = len(uniques) + 1                     # + the missing value (code -1)
+        if size * card >= 2 ** 62:                  # keep the mixed-radix number in range
+            key, first = pd.factorize(key)
+            size = len(first)
+        key = key * card + (codes + 1)
+        size *= card
+    return pd.factorize(key, sort=True)[0].astype(np.int64)
+
+
+def by_config(df: pd.DataFrame, choice: str) -> bool:
+    """seedsweep's own layout: rows name their choice and configuration."""
+    if not {"config_id", "choice", "option"} <= set(df.columns):
+        return False
+    rows = df[df["choice"] == choice]
+    return len(rows) > 0 and rows["config_id"].notna().all()
+
+
+def paired_rows(df: pd.DataFrame, choice: str, options: list[str] | None, score: str,
+                 ignore: Iterable[str], results: Iterable[str], by: str | None = None
+                 ) -> tuple[pd.DataFrame, list[str]]:
+    """Rows of ``choice`` as columns pair (int), label, option, score, status, group."""
+    if score not in df.columns:
+        raise KeyError(f"no score column {score!r}; columns are {list(df.columns)}")
+    if by_config(df, choice):
+        rows = df[df["choice"] == choice]
+        # config ids may repeat across studies and tasks: a pair is (study, task, config_id)
+        scope = [c for c in ("study", "task") if c in rows.columns and rows[c].nunique(dropna=False) > 1]
+        pair = pair_ids(rows, scope + ["config_id"])
+        label = rows["config_id"].astype(str)
+        if scope:
+            label = rows[scope].astype(str).agg("/".join, axis=1) + "/" + label
+        label = label.to_numpy(dtype=object)
+        option = option_strings(rows["option"])
+    elif choice in df.columns:
+        rows = df
+        drop = {choice, score, *ignore, *results, *RESULT_COLUMNS}
+        keys = [c for c in df.columns if c not in drop]
+        pair = pair_ids(rows, keys)
+        label = pair
+        option = option_strings(rows[choice])
+    else:
+        raise KeyError(f"choice {choice!r} is neither a compared choice of these trials nor a column")
+    status = rows["status"].astype(object).to_numpy() if "status" in rows.columns else np.full(len(rows), "ok", object)
+    group = (rows[by].astype(object).where(rows[by].notna(), "").astype(str).to_numpy()
+             if by is not None and by in rows.columns else np.full(len(rows), "", object))
+    option = option.to_numpy(dtype=object)
+    if options is None:
+        options = [o for o in dict.fromkeys(option) if not pd.isna(o)]
+    options = [str(o) for o in options]
+    code = {o: i for i, o in enumerate(options)}
+    opt = np.fromiter((code.get(o, -1) for o in option), dtype=np.int64, count=len(option))
+    keep = opt >= 0
+    return PairedRows(pair=np.asarray(pair)[keep], label=np.asarray(label, dtype=object)[keep], opt=opt[keep],
+                 score=rows[score].to_numpy(dtype=float)[keep], status=status[keep], group=group[keep]), options
+
+
+@dataclass
+class PairedRows:
+    """The rows of one choice as arrays: pairing key, display label, option
+    index, score, status and group (task)."""
+
+    pair: np.ndarray
+    label: np.ndarray
+    opt: np.ndarray
+    score: np.ndarray
+    status: np.ndarray
+    group: np.ndarray
+
+    def take(self, mask: np.ndarray) -> "PairedRows":
+        return PairedRows(*(getattr(self, f)[mask] for f in ("pair", "label", "opt", "score", "status", "group")))
+
+
+def finished(df: pd.DataFrame, score: str) -> pd.DataFrame:
+    """Rows with status ``ok`` (when there is a status column) and a finite score."""
+    ok = np.isfinite(df[score].to_numpy(dtype=float))
+    if "status" in df.columns:
+        ok &= (df["status"] == "ok").to_numpy()
+    return df[ok]

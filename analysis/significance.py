@@ -1,0 +1,111 @@
+"""The tests and estimates behind a comparison's columns: win shares, the
+median's bootstrap CI, the sign test, Wilcoxon, Brown–Forsythe and the marks."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import stats
+
+__all__ = ["win_shares", "bootstrap_median", "sign_test", "wilcoxon_signed_rank", "brown_forsythe", "marks"]
+
+
+def win_shares(values: np.ndarray) -> np.ndarray:
+    """Win share of each column of a (configurations × options) score matrix;
+    per row the highest score wins, ties split equally.
+
+    >>> win_shares(np.array([[0.9, 0.8], [0.7, 0.7], [0.1, 0.5]])).tolist()
+    [0.5, 0.5]
+    """
+    if values.shape[0] == 0:
+        return np.zeros(values.shape[1])
+    top = values == values.max(axis=1, keepdims=True)
+    return (top / top.sum(axis=1, keepdims=True)).sum(axis=0) / values.shape[0]
+
+
+def bootstrap_median(values: np.ndarray, *, n_bootstrap: int = 1000, confidence: float = 0.95,
+                     seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap CI of the median of ``values`` (resampling with
+    replacement, ``n_bootstrap`` resamples of the same size).
+
+    Each resample's median is read off the sorted values through the resample's
+    counts (a median of a resample of sorted values is the value at the middle
+    count), which gives exactly ``np.median`` of the resample without sorting it.
+
+    >>> lo, hi = bootstrap_median(np.array([1.0, 2.0, 3.0, 4.0]), seed=1)
+    >>> 1.0 <= lo <= 2.5 <= hi <= 4.0
+    True
+    """
+    values = np.sort(np.asarray(values, dtype=float))
+    n = len(values)
+    if n == 0:
+        return (float("nan"), float("nan"))
+    rng = np.random.default_rng(seed)
+    medians = np.empty(n_bootstrap)
+    chunk = max(1, min(n_bootstrap, 4_000_000 // n))
+    lo_k, hi_k = (n - 1) // 2, n // 2
+    for start in range(0, n_bootstrap, chunk):
+        m = min(chunk, n_bootstrap - start)
+        draws = rng.integers(0, n, size=(m, n))
+        counts = np.bincount((draws + (np.arange(m) * n)[:, None]).ravel(), minlength=m * n).reshape(m, n)
+        cumulative = np.cumsum(counts, axis=1)
+        # index of the k-th smallest element = number of sorted positions whose cumulative count <= k
+        lo = (cumulative <= lo_k).sum(axis=1)
+        hi = (cumulative <= hi_k).sum(axis=1)
+        medians[start:start + m] = (values[lo] + values[hi]) / 2
+    tail = (1 - confidence) / 2
+    lo, hi = np.quantile(medians, [tail, 1 - tail])
+    return (float(lo), float(hi))
+
+
+def sign_test(b: np.ndarray, o: np.ndarray) -> float:
+    """Two-sided sign test p of paired scores ``b`` against ``o`` (ties dropped)."""
+    wins = int((b > o).sum())
+    losses = int((o > b).sum())
+    if wins + losses == 0:
+        return 1.0
+    # two-sided binomial test at p = 1/2: the distribution is symmetric, so the
+    # outcomes as extreme as observed are both tails (scipy's binomtest gives the same)
+    n = wins + losses
+    return float(min(1.0, 2.0 * stats.binom.cdf(min(wins, losses), n, 0.5)))
+
+
+def wilcoxon_signed_rank(d: np.ndarray) -> float:
+    """Wilcoxon signed-rank p of paired differences ``d`` (1 when all are zero)."""
+    if len(d) == 0:
+        return float("nan")
+    if not np.any(d != 0):
+        return 1.0
+    return float(stats.wilcoxon(d).pvalue)
+
+
+def brown_forsythe(a: np.ndarray, b: np.ndarray) -> float:
+    """Brown–Forsythe p (Levene with median centring) of two samples' spreads."""
+    if len(a) < 2 or len(b) < 2:
+        return float("nan")
+    if np.all(a == a[0]) and np.all(b == b[0]):
+        return 1.0
+    # Levene's test with median centring: one-way ANOVA of |x − median(group)|
+    za, zb = np.abs(a - np.median(a)), np.abs(b - np.median(b))
+    na, nb = len(za), len(zb)
+    grand = (za.sum() + zb.sum()) / (na + nb)
+    between = na * (za.mean() - grand) ** 2 + nb * (zb.mean() - grand) ** 2
+    within = ((za - za.mean()) ** 2).sum() + ((zb - zb.mean()) ** 2).sum()
+    if within == 0:                      # no spread of the deviations: the test is undefined
+        return float("nan")
+    f = between / (within / (na + nb - 2))
+    return float(stats.f.sf(f, 1, na + nb - 2))
+
+
+def marks(best: str | None, p: dict[str, float], alpha: float) -> set[str]:
+    """The paper's marks: empty unless some option is significantly worse than
+    ``best`` (p < ``alpha``); otherwise ``best`` and every option that is not.
+
+    >>> sorted(marks("a", {"a": float("nan"), "b": 0.5, "c": 0.001}, 0.01))
+    ['a', 'b']
+    """
+    if best is None:
+        return set()
+    worse = {o for o, v in p.items() if o != best and v < alpha}
+    if not worse:
+        return set()
+    return {o for o in p if o not in worse}

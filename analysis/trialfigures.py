@@ -1,0 +1,96 @@
+"""Figures of single trials: learning curves, confusion matrices, problems."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from .figurekit import COLORS, TABLE_MARGIN, empty_figure, table_height
+from .imported import ComparisonSpec
+from .pairing import finished
+
+__all__ = ["default_trials", "curves_figure", "confusion_figure", "problems_figure"]
+
+
+def default_trials(df: pd.DataFrame, spec: ComparisonSpec | None, limit: int = 4) -> list[str]:
+    """The median-scoring finished trial of each option (what the curves show first)."""
+    ok = finished(df, "test_score")
+    if spec is None or spec.choice not in ok or not len(ok):
+        return list(ok["trial_key"].head(limit)) if "trial_key" in ok else []
+    out = []
+    for _, sub in ok.groupby(ok[spec.choice].astype(str), sort=False):
+        sub = sub.sort_values(["test_score", "trial_key"])
+        out.append(str(sub["trial_key"].iloc[len(sub) // 2]))
+    return out[:limit]
+
+
+def curves_figure(epochs: pd.DataFrame | None, df: pd.DataFrame, keys: list[str], fig_id: str = "curves"
+                  ) -> go.Figure:
+    if epochs is None or not len(epochs):
+        return empty_figure(fig_id, "learning curves: this run directory has no epoch rows (imported results)")
+    keys = [k for k in keys if k in set(epochs["trial_key"])]
+    if not keys:
+        return empty_figure(fig_id, "learning curves: choose trials")
+    best = df.set_index("trial_key")["best_epoch"].to_dict() if "best_epoch" in df else {}
+    fig = go.Figure()
+    for i, key in enumerate(keys):
+        e = epochs[epochs["trial_key"] == key].sort_values("epoch")
+        color = COLORS[i % len(COLORS)]
+        for split, dash in (("dev_score", "solid"), ("test_score", "dot")):
+            fig.add_scatter(x=e["epoch"], y=e[split], mode="lines+markers", line={"color": color, "dash": dash},
+                            name=f"{key} {split.split('_')[0]}", legendgroup=key, meta=key)
+        b = best.get(key)
+        if b is not None and not pd.isna(b) and (e["epoch"] == b).any():
+            row = e[e["epoch"] == b].iloc[0]
+            fig.add_scatter(x=[b], y=[row["dev_score"]], mode="markers", legendgroup=key, showlegend=False,
+                            marker={"symbol": "star", "size": 14, "color": color, "line": {"color": "black",
+                                                                                          "width": 1}},
+                            name=f"{key} best dev epoch", meta={"best_epoch": key})
+    fig.update_layout(title="learning curves<br><sup>dev (solid) and test (dotted) per epoch; ★ best dev epoch</sup>",
+                      xaxis_title="epoch", yaxis_title="score", meta={"id": fig_id, "trials": keys})
+    return fig
+
+
+def confusion_figure(confusion: pd.DataFrame | None, df: pd.DataFrame, keys: list[str], fig_id: str = "confusion"
+                     ) -> go.Figure:
+    if confusion is None or not len(confusion):
+        return empty_figure(fig_id, "confusion matrix: none stored (only classifying families store one)")
+    best = df.set_index("trial_key")["best_epoch"].to_dict()
+    keys = [k for k in keys if k in best and not pd.isna(best[k])]
+    if not keys:
+        return empty_figure(fig_id, "confusion matrix: choose finished trials")
+    sel = confusion[(confusion["split"] == "test") & confusion["trial_key"].isin(keys)]
+    sel = sel[sel["epoch"] == sel["trial_key"].map(best)]
+    labels = list(dict.fromkeys(confusion["gold"].tolist()))
+    m = sel.pivot_table(index="gold", columns="predicted", values="count", aggfunc="sum", fill_value=0)
+    m = m.reindex(index=labels, columns=labels, fill_value=0)
+    fig = go.Figure(go.Heatmap(z=m.to_numpy(), x=labels, y=labels, colorscale="Blues", texttemplate="%{z}",
+                               hovertemplate="gold %{y}, predicted %{x}: %{z}<extra></extra>"))
+    fig.update_layout(title=f"test confusion matrix<br><sup>at the best dev epoch, summed over {len(keys)} "
+                            "trial(s)</sup>",
+                      xaxis_title="predicted", yaxis={"title": "gold", "autorange": "reversed"},
+                      meta={"id": fig_id, "trials": keys, "total": int(m.to_numpy().sum())})
+    return fig
+
+
+def problems_figure(df: pd.DataFrame, fig_id: str = "problems") -> go.Figure:
+    bad = df[df["status"].astype(str) != "ok"] if len(df) else df
+    if not len(bad):
+        fig = go.Figure(go.Table(header={"values": ["trial", "status", "reason"]}, cells={"values": [[], [], []]}))
+        fig.update_layout(title="diverged and failed trials: none", height=table_height(0), margin=TABLE_MARGIN,
+                          meta={"id": fig_id, "count": 0})
+        return fig
+    keys = bad["trial_key"].astype(str) if "trial_key" in bad and bad["trial_key"].notna().any() \
+        else pd.Series([f"row {i}" for i in bad.index], index=bad.index)
+    fig = go.Figure(go.Table(
+        header={"values": ["trial", "status", "reason"]},
+        cells={"values": [keys.tolist(), bad["status"].astype(str).tolist(),
+                          bad["reason"].astype(str).fillna("").tolist() if "reason" in bad else [""] * len(bad)],
+               "align": "left"},
+        columnwidth=[2, 1, 5]))
+    fig.update_layout(title=f"diverged and failed trials: {len(bad)} (kept, never hidden)",
+                      height=min(640, table_height(len(bad))), margin=TABLE_MARGIN,
+                      meta={"id": fig_id, "count": int(len(bad))})
+    return fig
+
+

@@ -1,0 +1,37 @@
+"""Doctests of ``study`` and ``analysis`` (run by ``--doctest-modules``): their
+examples read ``run_dir``, a small synthetic study written here without Ray
+(6 configurations x Softmax/CRF x 2 seeds, CRF's injected effect +0.05)."""
+
+from __future__ import annotations
+
+import pytest
+
+DOCTEST_STUDY = """
+name: doctest
+family: synthetic
+samples: 6
+seeds: 2
+compare: {classifier: [softmax, crf]}
+space: {optimizer: {choice: [adam, nadam]}, layers: {int: [1, 3]}}
+task: {effects: {classifier: {crf: 0.05}}, noise: 0.002}
+"""
+
+
+@pytest.fixture(scope="session")
+def doctest_run_dir(tmp_path_factory):
+    from tests.rundirs import write_synthetic_run
+
+    out = tmp_path_factory.mktemp("doctest") / "run"
+    write_synthetic_run(out, DOCTEST_STUDY)
+    return str(out)
+
+
+@pytest.fixture(autouse=True)
+def _doctest_names(request, doctest_namespace):
+    """Names the docstring examples use: ``run_dir`` (built on first use), ``load``, ``np``."""
+    if isinstance(request.node, pytest.DoctestItem):
+        import numpy as np
+
+        from analysis import load
+
+        doctest_namespace.update(run_dir=request.getfixturevalue("doctest_run_dir"), load=load, np=np)

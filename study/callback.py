@@ -1,0 +1,169 @@
+"""The driver-side Tune callback: every finished trial into the store, one progress line.
+
+Imported only when a study runs (it subclasses ``ray.tune.Callback``, so
+``import study`` stays free of Ray).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime, timezone
+from typing import Any, TextIO
+
+import pyarrow as pa
+from ray import tune
+
+from .failures import classify_error, error_kind, error_text
+from .rows import confusion_rows, epoch_rows, outcome_of, trial_row
+from .schema import TrialSpec
+from .store import RunDir
+
+__all__ = ["StoreAndProgress", "clock"]
+
+
+def clock(seconds: float) -> str:
+    """``m:ss`` or ``h:mm:ss``.
+
+    >>> clock(59.6), clock(3725)
+    ('1:00', '1:02:05')
+    """
+    seconds = int(round(seconds))
+    h, rem = divmod(seconds, 3600)
+    m, s = divmod(rem, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+class StoreAndProgress(tune.Callback):
+    """Writes each finished trial to the store; prints one progress line.
+
+    Tune pickles its callbacks into its own experiment state; we never
+    restore from that state (the store is the record), so pickling keeps
+    nothing (``__getstate__``).
+    """
+
+    def __init__(self, rd: RunDir, space, plan: dict[str, TrialSpec], schema: pa.Schema,
+                 prior_attempts: dict[str, int], stream: TextIO, total: int) -> None:
+        self.rd, self.space, self.plan, self.schema = rd, space, plan, schema
+        self.prior_attempts, self.stream, self.total = prior_attempts, stream, total
+        self.keys: dict[str, str] = {}
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-store")
+        self.pending: list[Future] = []
+        self.epochs: dict[str, list[dict]] = defaultdict(list)
+        self.final: dict[str, dict] = {}
+        self.attempts: Counter = Counter()
+        self.started: dict[str, datetime] = {}
+        self.counts: Counter = Counter()
+        self.done: set[str] = set()
+        self.running = 0
+        self.t0 = time.monotonic()
+        self.last_print = 0.0
+        self.tty = stream.isatty()
+
+    def __getstate__(self):
+        return {}
+
+    def key(self, trial) -> str:
+        key = self.keys.get(trial.trial_id)
+        if key is None:
+            key = self.keys[trial.trial_id] = TrialSpec.from_json(trial.config["trial"]).key
+        return key
+
+    def on_trial_start(self, iteration, trials, trial, **info):
+        self.started[self.key(trial)] = datetime.now(timezone.utc)
+        self.running += 1
+
+    def on_trial_result(self, iteration, trials, trial, result, **info):
+        if "seedsweep" not in result:
+            return
+        key = self.key(trial)
+        row = json.loads(result["seedsweep"])
+        self.epochs[key].append(row)
+        if row.get("final"):
+            self.final[key] = row
+
+    def on_trial_recover(self, iteration, trials, trial, **info):
+        key = self.key(trial)
+        self.attempts[key] += 1
+        self.running -= 1
+        self.epochs.pop(key, None)
+        self.final.pop(key, None)
+
+    def store(self, key: str, outcome: dict[str, Any]) -> None:
+        """Queue the trial's parts for the store's writer thread, so that
+        Tune's control loop does not wait on Parquet encoding and disk."""
+        spec = self.plan[key]
+        outcome["attempt"] = self.prior_attempts.get(key, 0) + self.attempts[key] + 1
+        row = trial_row(self.space.name, self.space.task_name, spec, self.schema, outcome)
+        rows = self.epochs.pop(key, [])
+        epochs, confusion = epoch_rows(key, rows), confusion_rows(key, rows)
+        self.pending = [f for f in self.pending if not f.done() or f.result() is not None]
+        self.pending.append(self.pool.submit(self.rd.write_trial, key, row, epochs, confusion))
+        self.counts[outcome["status"]] += 1
+        self.done.add(key)
+        self.running -= 1
+        self.final.pop(key, None)
+        self.progress(force=False)
+
+    def flush(self) -> None:
+        """Wait for every queued write; re-raise the first that failed."""
+        self.pool.shutdown(wait=True)
+        for f in self.pending:
+            f.result()
+
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        key = self.key(trial)
+        res = self.final.get(key)
+        if res is None:
+            # Stopped before its last epoch (Ctrl-C, Tune shutting down): not a
+            # result. Nothing is stored, so the next run trains it again.
+            self.epochs.pop(key, None)
+            self.running -= 1
+            print(f"\n[seedsweep] trial {key} stopped before it finished; it will run again on resume",
+                  file=self.stream, flush=True)
+            return
+        self.store(key, outcome_of(res))
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        key = self.key(trial)
+        text = error_text(trial)
+        last = text.rsplit("Failure # ", 1)[-1]
+        last = last.split("\n", 1)[-1] if last[:1].isdigit() else last
+        epochs = self.epochs.get(key, [])
+        outcome = {"status": "failed", "reason": classify_error(last, error_kind(trial)),
+                   "error": last.strip()[-8000:],
+                   "epochs_run": len(epochs), "metric": self.space.train.metric,
+                   "node": epochs[-1].get("node") if epochs else None,
+                   "started_at": self.started.get(key), "finished_at": datetime.now(timezone.utc)}
+        attempts = self.attempts[key] + 1
+        self.store(key, outcome)
+        print(f"\n[seedsweep] trial {key} failed after {attempts} attempt(s): {outcome['reason']}",
+              file=self.stream, flush=True)
+
+    def on_step_end(self, iteration, trials, **info):
+        self.progress(force=False)
+
+    def progress(self, *, force: bool) -> None:
+        now = time.monotonic()
+        interval = 1.0 if self.tty else 10.0
+        if not force and now - self.last_print < interval:
+            return
+        self.last_print = now
+        done = sum(self.counts.values())
+        elapsed = now - self.t0
+        eta = "?" if done == 0 else clock(elapsed / done * (self.total - done))
+        text = (f"[seedsweep] {done}/{self.total} done (ok {self.counts['ok']}, diverged "
+                f"{self.counts['diverged']}, failed {self.counts['failed']}), {self.running} running, "
+                f"elapsed {clock(elapsed)}, ETA {eta}")
+        if self.tty:
+            print("\r" + text, end="\n" if force else "", file=self.stream, flush=True)
+        else:
+            print(text, file=self.stream, flush=True)
+        try:        # what the dashboard shows as running; advisory, so a failed write is not an error
+            self.rd.write_progress({"running": 0 if force else self.running, "done_this_run": done,
+                                    "to_run": self.total,
+                                    "updated_at": datetime.now(timezone.utc).isoformat()})
+        except OSError:
+            pass

@@ -1,0 +1,220 @@
+"""The typed interface every model family provides, and the checks families share.
+
+A family turns one trial (its hyperparameters, seed and the study's
+``task``) into a :class:`Model` that the shared training loop
+(:mod:`study.trial`) drives epoch by epoch. What a family module exports as
+``FAMILY`` is a :class:`Family`:
+
+* ``name``, ``uses_torch``, ``train_defaults`` (a :class:`~study.schema.Train`);
+* ``defaults``: every hyperparameter the family knows, with its default
+  value (a study may name only these in ``compare``, ``space`` and ``fixed``);
+* ``limits``: name -> :class:`Limit`, the values a hyperparameter may take;
+  ``validate`` checks fixed, sampled (both ends of every range, every choice)
+  and compared values against them at ``check`` time (:func:`check_limits`);
+* ``validate(space)``: schema checks without I/O;
+* ``resolve(space)``: finds every file or model that any option, sampled
+  value or fixed value names; returns one line per resource found;
+* ``build(space, trial)``: the :class:`Model` of one trial (after seeding).
+
+A :class:`Model` trains one epoch (``train_epoch``) and evaluates
+(``evaluate`` -> dev score, test score, and optionally the dev loss). The
+optional hooks have defaults in :class:`ModelBase`: ``details`` (extra
+per-epoch data such as confusion counts), ``collapse_reason`` (a finished run
+that learned nothing is stored as ``diverged`` with this reason).
+
+Families import only the engine's ground floor (:mod:`study.schema`,
+:mod:`study.errors`, :mod:`study.files`), this module, and their own modules.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Protocol, runtime_checkable
+
+from ..errors import UserError
+from ..schema import Train, TrialSpec
+
+if TYPE_CHECKING:  # annotations only: families never import the engine's upper floors
+    from ..space import Space
+
+__all__ = ["Family", "Model", "ModelBase", "Limit", "choice", "integer", "number", "check_value",
+           "check_settings", "check_limits", "check_task_and_names", "named_values", "settings_of", "Train"]
+
+
+@runtime_checkable
+class Model(Protocol):
+    """One trial's model as the training loop sees it."""
+
+    def train_epoch(self, epoch: int) -> float:
+        """Train one epoch; return the mean training loss (NaN/inf means diverged)."""
+
+    def evaluate(self, epoch: int) -> tuple[float, ...]:
+        """Return ``(dev_score, test_score)`` (or with the dev loss third) after ``epoch``."""
+
+    def details(self, epoch: int) -> dict[str, Any]:
+        """Extra per-epoch data stored with the epoch (e.g. ``confusion``)."""
+
+    def collapse_reason(self, best_epoch: int) -> str | None:
+        """Why a finished run counts as collapsed, or None."""
+
+
+class ModelBase:
+    """Defaults of a :class:`Model`'s optional hooks."""
+
+    def details(self, epoch: int) -> dict[str, Any]:
+        return {}
+
+    def collapse_reason(self, best_epoch: int) -> str | None:
+        return None
+
+
+@runtime_checkable
+class Family(Protocol):
+    """What a family module exports as ``FAMILY``."""
+
+    name: str
+    uses_torch: bool
+    train_defaults: Train
+    defaults: Mapping[str, Any]
+    limits: Mapping[str, "Limit"]
+
+    def validate(self, space: "Space") -> None: ...
+
+    def resolve(self, space: "Space") -> list[str]: ...
+
+    def build(self, space: "Space", trial: TrialSpec) -> Model: ...
+
+
+# ------------------------------------------------------------------ limits
+
+
+@dataclass(frozen=True)
+class Limit:
+    """The values one hyperparameter may take: a set of options, or a numeric
+    range (integers or reals; ``open_high`` excludes the high end)."""
+
+    kind: str                                   # "choice" | "int" | "number"
+    options: tuple[Any, ...] = ()
+    low: float = 0.0
+    high: float = 0.0
+    open_high: bool = False
+    hint: str = "Fix the value."
+
+    def allows(self, value: Any) -> bool:
+        if self.kind == "choice":
+            return value in self.options
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        if self.kind == "int" and not isinstance(value, int):
+            return False
+        return self.low <= value and (value < self.high if self.open_high else value <= self.high)
+
+    def describe(self) -> str:
+        """The limit in words, e.g. ``an integer in [1, 3]``."""
+        if self.kind == "choice":
+            return "one of " + ", ".join(map(str, self.options))
+        what = "an integer" if self.kind == "int" else "a number"
+        return f"{what} in [{_num(self.low)}, {_num(self.high)}{')' if self.open_high else ']'}"
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() and abs(x) < 1e15 else repr(x)
+
+
+def choice(*options: Any) -> Limit:
+    return Limit("choice", options=tuple(options), hint=f"Use one of: {', '.join(map(str, options))}.")
+
+
+def integer(low: int, high: int, hint: str = "Fix the value.") -> Limit:
+    return Limit("int", low=low, high=high, hint=hint)
+
+
+def number(low: float, high: float, *, open_high: bool = False, hint: str = "Fix the value.") -> Limit:
+    return Limit("number", low=low, high=high, open_high=open_high, hint=hint)
+
+
+def check_value(name: str, value: Any, limit: Limit, where: str, family: str) -> None:
+    """A :class:`UserError` at ``where`` unless ``limit`` allows ``value``."""
+    if not limit.allows(value):
+        raise UserError(where, f"{value!r} is outside the {family} family's limit for {name}: "
+                        f"expected {limit.describe()}.", limit.hint)
+
+
+def check_settings(settings: Mapping[str, Any], limits: Mapping[str, Limit], where: str, family: str) -> None:
+    """Every limited setting of ``settings`` (defaults and fixed values merged)."""
+    for name, limit in limits.items():
+        if name in settings and settings[name] is not None:
+            check_value(name, settings[name], limit, f"{where}: {name}", family)
+
+
+def check_limits(space: "Space", limits: Mapping[str, Limit], family: str) -> None:
+    """Compared options, sampled values (every choice, both ends of every range)
+    and fixed values against the family's limits, each error naming its key."""
+    for name, options in space.compare:
+        if name in limits:
+            for option in options:
+                check_value(name, option, limits[name], f"{space.path}: compare.{name}", family)
+    for p in space.params:
+        if p.name not in limits:
+            continue
+        limit, where = limits[p.name], f"{space.path}: space.{p.name}"
+        if p.kind == "choice":
+            for value in p.values:
+                if value is not None:
+                    check_value(p.name, value, limit, where, family)
+        elif limit.kind == "choice":
+            raise UserError(where, f"{p.name} takes named options ({limit.describe()}), not a {p.kind} range.",
+                            f"Write {{choice: [...]}}. {limit.hint}")
+        else:
+            for end in (p.low, p.high):
+                if not limit.allows(int(end) if limit.kind == "int" and float(end).is_integer() else end):
+                    raise UserError(where, f"the range [{_num(p.low)}, {_num(p.high)}] ({p.kind}) leaves the "
+                                    f"{family} family's limit for {p.name}: expected {limit.describe()}.",
+                                    f"Keep both ends within the limit. {limit.hint}")
+    fixed = dict(space.fixed)
+    check_settings(fixed, limits, f"{space.path}: fixed", family)
+
+
+def named_values(space: "Space", name: str, default: Any) -> list[tuple[str, Any]]:
+    """Every value hyperparameter ``name`` can take in ``space``, each with the
+    key that names it: the fixed value, every compared option, every sampled
+    choice; the family default when the space names none. What ``resolve``
+    must find.
+
+    >>> from study.space import parse_space
+    >>> sp = parse_space("name: s\\nfamily: synthetic\\nsamples: 1\\nseeds: 1\\ncompare: {x: [a, b]}")
+    >>> named_values(sp, "x", "z"), named_values(sp, "y", "z")
+    ([('compare.x', 'a'), ('compare.x', 'b')], [('default y', 'z')])
+    """
+    out: list[tuple[str, Any]] = [(f"fixed.{n}", v) for n, v in space.fixed if n == name]
+    out += [(f"compare.{n}", o) for n, options in space.compare if n == name for o in options]
+    out += [(f"space.{p.name}", v) for p in space.params if p.name == name and p.kind == "choice"
+            for v in p.values if v is not None]
+    return out or [(f"default {name}", default)]
+
+
+def settings_of(defaults: Mapping[str, Any], space: "Space", hparams: Mapping[str, Any]) -> dict[str, Any]:
+    """Defaults, then ``fixed``, then the trial's hyperparameters (null = unset)."""
+    out = dict(defaults)
+    out.update(dict(space.fixed))
+    out.update({k: v for k, v in hparams.items() if v is not None})
+    return out
+
+
+def check_task_and_names(space: "Space", family: str, task_keys, datasets, hyperparameters, hint: str = "") -> None:
+    """The schema checks every torch family shares: known ``task`` keys, a
+    known ``task.dataset``, and only the family's hyperparameter names in
+    ``compare``, ``space`` and ``fixed``."""
+    for key in space.task:
+        if key not in task_keys:
+            raise UserError(f"{space.path}: task.{key}", f"unknown key '{key}' for the {family} family.",
+                            f"Allowed: {', '.join(sorted(task_keys))}.")
+    dataset = space.task.get("dataset")
+    if dataset not in datasets:
+        raise UserError(f"{space.path}: task.dataset", f"unknown or missing dataset {dataset!r}.",
+                        f"Use one of: {', '.join(sorted(datasets))}.")
+    names = {p.name for p in space.params} | set(space.choices) | {k for k, _ in space.fixed}
+    unknown = sorted(names - set(hyperparameters))
+    if unknown:
+        raise UserError(f"{space.path}: {unknown[0]}", f"'{unknown[0]}' is not a hyperparameter of the {family} family.",
+                        f"Its hyperparameters: {', '.join(sorted(hyperparameters))}.{hint}")

@@ -1,0 +1,86 @@
+"""The ground floor for bytes on disk: atomic writes and hashing.
+
+Every file seedsweep writes is written whole or not at all: to a temporary
+name in the same folder (a dot-file starting ``.tmp-``, ending ``.partial``)
+and renamed into place, so a reader, or a process killed at any moment, sees
+the whole file or none. Readers skip dot-files. Files are not fsync'ed: a
+killed process cannot lose a renamed file, but after a power cut the
+filesystem decides what survived.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+__all__ = ["TMP_PREFIX", "write_table", "write_text", "write_json", "file_sha256", "stable_hash", "is_uri"]
+
+#: Name prefix of a file still being written (readers skip it; ``prepare`` removes it).
+TMP_PREFIX = ".tmp-"
+
+
+def _temporary(path: Path) -> Path:
+    return path.parent / f"{TMP_PREFIX}{uuid.uuid4().hex}-{path.name}.partial"
+
+
+def write_table(table: pa.Table, path: str | Path) -> None:
+    """Write ``table`` to ``path`` as Parquet, atomically (temporary name, then rename)."""
+    path = Path(path)
+    tmp = _temporary(path)
+    try:
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_text(text: str, path: str | Path) -> None:
+    """Write ``text`` to ``path`` atomically (temporary name, then rename)."""
+    path = Path(path)
+    tmp = _temporary(path)
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+
+
+def write_json(data: dict[str, Any], path: str | Path) -> None:
+    """Write ``data`` as indented JSON to ``path`` atomically."""
+    write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", path)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The SHA-256 hex digest of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def stable_hash(text: str) -> int:
+    """A 64-bit integer from ``text`` that is the same in every process and Python version.
+
+    >>> stable_hash("lr") == stable_hash("lr") and stable_hash("lr") != stable_hash("layers")
+    True
+    """
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+
+
+def is_uri(path: str | Path) -> bool:
+    """``s3://…``, ``gs://…`` (any ``scheme://``): a run directory on an object store.
+
+    >>> is_uri("s3://bucket/run"), is_uri("runs/quickstart")
+    (True, False)
+    """
+    return isinstance(path, str) and "://" in path

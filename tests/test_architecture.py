@@ -1,0 +1,216 @@
+"""The house rules of the layout (README, "Layout"), checked on the source itself.
+
+* no module of ``study/`` or ``analysis/`` over 350 lines;
+* no block of six or more repeated lines within ``study/`` or ``analysis/``;
+* no ``_private`` name imported (or reached as ``module._name``) across modules;
+* families import only the engine's ground floor (schema, errors, files),
+  the family interface and their own modules; the engine reaches a family
+  only through the registry;
+* only the store joins run-directory paths;
+* importing ``study`` and ``analysis`` (every module of both) changes nothing
+  in ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("study", "analysis")
+MAX_LINES = 350
+
+
+def modules(*roots: str) -> list[Path]:
+    return sorted(p for r in roots for p in (REPO / r).rglob("*.py"))
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def runtime_imports(path: Path) -> list[tuple[int, str, list[str]]]:
+    """(line, absolute module, imported names) of every import outside
+    ``if TYPE_CHECKING:`` blocks; relative imports resolved against ``path``."""
+    tree = ast.parse(path.read_text())
+    package = module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            skip |= {id(n) for n in ast.walk(node)}
+    out = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            out.extend((node.lineno, a.name, []) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package[: len(package) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            out.append((node.lineno, base, [a.name for a in node.names]))
+    return out
+
+
+def test_no_module_is_over_350_lines():
+    long = {str(p.relative_to(REPO)): n for p in modules(*PACKAGES)
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split them along their ideas): {long}"
+
+
+def _normalised(path: Path) -> list[tuple[int, str]]:
+    """Code lines worth comparing: no blanks, comments, lone brackets, imports or docstring prose."""
+    out = []
+    in_doc = False
+    for i, raw in enumerate(path.read_text().splitlines(), 1):
+        line = " ".join(raw.split())
+        quotes = line.count('"""')
+        if in_doc or (quotes == 1 and line.startswith(('"""', 'r"""'))):
+            in_doc = not in_doc if quotes == 1 else in_doc
+            continue
+        if (not line or line.startswith(("#", "import ", "from ", '"""')) or re.fullmatch(r"[\])}:,(\[{]+", line)):
+            continue
+        out.append((i, line))
+    return out
+
+
+def test_no_block_of_six_lines_is_repeated():
+    window = 6
+    seen: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for path in modules(*PACKAGES):
+        lines = _normalised(path)
+        for k in range(len(lines) - window + 1):
+            block = tuple(text for _, text in lines[k:k + window])
+            seen[block].append(f"{path.relative_to(REPO)}:{lines[k][0]}")
+    repeated = {places[0]: places[1:] for places in seen.values() if len(places) > 1}
+    assert not repeated, f"blocks of {window} lines written twice (give them one home): {repeated}"
+
+
+def test_no_private_name_is_imported_across_modules():
+    bad = []
+    for path in modules(*PACKAGES, "tests", "benchmarks", "docs") + [REPO / "conftest.py"]:
+        tree = ast.parse(path.read_text())
+        imported_modules = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        bad.append(f"{path.relative_to(REPO)}:{node.lineno} imports {a.name}")
+                    imported_modules.add(a.asname or a.name)
+            elif isinstance(node, ast.Import):
+                imported_modules |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in imported_modules and node.attr.startswith("_")
+                    and not node.attr.startswith("__") and node.value.id not in ("sys", "os", "ray", "np", "pd")):
+                bad.append(f"{path.relative_to(REPO)}:{node.lineno} reaches {node.value.id}.{node.attr}")
+    assert not bad, "private names crossing a module boundary: " + "; ".join(bad)
+
+
+GROUND_FLOOR = {"study.schema", "study.errors", "study.files"}
+
+
+def test_families_import_only_the_ground_floor_and_their_own_modules():
+    bad = []
+    for path in modules("study/families"):
+        own = module_name(path).split(".")[:3]                  # study.families.<family>
+        for line, target, _ in runtime_imports(path):
+            if not target.startswith("study"):
+                continue
+            parts = target.split(".")
+            allowed = (target in GROUND_FLOOR or target in ("study.families", "study.families.base",
+                                                             "study.families.datasets")
+                       or parts[:3] == own)
+            if not allowed:
+                bad.append(f"{path.relative_to(REPO)}:{line} imports {target}")
+    assert not bad, "families may import only schema, errors, files, the family interface and their own modules: " \
+                    + "; ".join(bad)
+
+
+def test_the_engine_reaches_families_only_through_the_registry():
+    bad = []
+    for path in modules("study"):
+        if "families" in path.parts:
+            continue
+        for line, target, _ in runtime_imports(path):
+            if target.startswith("study.families.") and target != "study.families.base":
+                bad.append(f"{path.relative_to(REPO)}:{line} imports {target}")
+    assert not bad, "; ".join(bad)
+
+
+RUN_DIR_FILES = ("manifest.json", "configs.parquet", "trials.parquet", "epochs.parquet", "confusion.parquet",
+                 "progress.json", "import.json")
+PATH_ATTRIBUTES = ("path", "trials_dir", "epochs_dir", "confusion_dir", "manifest_path", "configs_path",
+                   "compacted_trials", "compacted_epochs", "compacted_confusion", "progress_path", "import_path")
+
+
+def test_only_the_store_joins_run_directory_paths():
+    bad = []
+    for path in modules(*PACKAGES):
+        if path.relative_to(REPO).as_posix() in ("study/store.py", "study/remote.py"):
+            continue
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RUN_DIR_FILES:
+                bad.append(f"{path.relative_to(REPO)}:{node.lineno} names {node.value!r}")
+            if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+                    and isinstance(node.left, ast.Attribute) and node.left.attr in PATH_ATTRIBUTES
+                    and "rd" in ast.unparse(node.left)):
+                bad.append(f"{path.relative_to(REPO)}:{node.lineno} joins {ast.unparse(node)}")
+    assert not bad, "run-directory paths outside the store: " + "; ".join(bad)
+
+
+def test_importing_study_and_analysis_changes_nothing_in_the_environment():
+    # First the two packages from a pristine environment; then every module of
+    # both, after Ray's own import (which sets RAY_CLIENT_MODE itself: the
+    # driver callback subclasses ray.tune.Callback), so only seedsweep's own
+    # changes count.
+    code = """
+import json, os, pkgutil, importlib
+def diff(a, b):
+    return {k: [a.get(k), b.get(k)] for k in set(a) | set(b) if a.get(k) != b.get(k)}
+pristine = dict(os.environ)
+import study, analysis
+changed = diff(pristine, dict(os.environ))
+from ray import tune
+before = dict(os.environ)
+names = []
+for pkg in (study, analysis):
+    for info in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + "."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+            names.append(info.name)
+changed.update(diff(before, dict(os.environ)))
+print(json.dumps({"modules": names, "changed": changed}))
+"""
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(Path.home())}
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    assert {"study.runner", "study.session", "study.families.transformer.model", "analysis.dashboard"} \
+        <= set(result["modules"])
+    assert result["changed"] == {}, f"importing seedsweep changed os.environ: {result['changed']}"
+
+
+@pytest.mark.parametrize("name", ["synthetic", "tagger", "transformer"])
+def test_every_family_provides_the_typed_interface(name):
+    from study.families import get_family
+    from study.families.base import Family
+
+    family = get_family(name)
+    assert isinstance(family, Family)
+    assert family.train_defaults.mode in ("max", "min") and family.name == name
+    assert set(family.limits) <= set(family.defaults) or name == "synthetic"
