@@ -347,3 +347,60 @@ def test_option_distributions_count_every_finished_run_and_the_peeking_gain():
     assert out.loc["a", "peeking_gain"] == pytest.approx(0.01)
     assert out.loc["b", "n"] == 2 and out.loc["b", "not_ok"] == 1 and out.loc["a", "not_ok"] == 0
     assert out.loc["b", "peeking_gain"] == pytest.approx(0.015)
+
+
+# --------------------------------------------------- one policy for missing scores
+
+
+def test_missing_scores_are_left_out_alike_by_every_statistic():
+    """NaN and inf scores are left out (pairs lose both sides) and counted;
+    the oracle is each statistic on the scores with the missing ones removed by hand."""
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(0.8, 0.02, 40), rng.normal(0.78, 0.02, 40)
+    a_gaps, b_gaps = a.copy(), b.copy()
+    a_gaps[[3, 17]] = np.nan
+    b_gaps[5] = np.inf
+    keep_a, keep_b = np.isfinite(a_gaps), np.isfinite(b_gaps)
+
+    r = aso(a_gaps, b_gaps, n_bootstrap=200, seed=1)
+    assert r.eps_min == aso(a[keep_a], b[keep_b], n_bootstrap=200, seed=1).eps_min and r.dropped == (2, 1)
+
+    assert expected_max(a_gaps).tolist() == expected_max(a[keep_a]).tolist()
+    from analysis import expected_max_sd
+    assert expected_max_sd(a_gaps).tolist() == expected_max_sd(a[keep_a]).tolist()
+
+    unpaired = p_improvement(a_gaps, b_gaps, n_bootstrap=100)
+    assert unpaired.p == p_improvement(a[keep_a], b[keep_b], n_bootstrap=100).p and unpaired.dropped == 3
+    both = keep_a & keep_b
+    paired = p_improvement(a_gaps, b_gaps, paired=True, n_bootstrap=100)
+    assert paired.p == p_improvement(a[both], b[both], paired=True, n_bootstrap=100).p and paired.dropped == 3
+    # by hand: the share of finite pairs A wins, ties one half
+    assert paired.p == pytest.approx(np.mean((a[both] > b[both]) + 0.5 * (a[both] == b[both])))
+
+
+def test_holm_leaves_a_missing_p_value_out_of_the_family():
+    adjusted, reject = holm([0.01, float("nan"), 0.04, 0.03], alpha=0.05)
+    # by hand over the three known p-values: 3 * 0.01, max(2 * 0.03, 0.03), max(1 * 0.04, 0.06)
+    assert adjusted[[0, 2, 3]].tolist() == pytest.approx([0.03, 0.06, 0.06])
+    assert math.isnan(adjusted[1]) and reject.tolist() == [True, False, False, False]
+
+
+def test_the_significance_level_of_the_marks_is_kept_and_printed(tmp_path):
+    from tests.rundirs import write_synthetic_run
+
+    run = write_synthetic_run(tmp_path / "run", """
+name: alpha
+family: synthetic
+samples: 6
+seeds: 1
+compare: {classifier: [softmax, crf]}
+task: {effects: {classifier: {crf: 0.05}}, noise: 0.001}
+""")
+    from analysis import load
+
+    df = load(run.path)
+    strict, loose = compare(df, "classifier"), compare(df, "classifier", alpha=0.05)
+    # CRF wins all 6 configurations: sign-test p = 2 / 2**6 = 0.03125, between the two levels
+    assert strict.share_p["softmax"] == pytest.approx(2 / 2 ** 6)
+    assert (strict.alpha, strict.marks) == (0.01, set()) and (loose.alpha, loose.marks) == (0.05, {"crf"})
+    assert "p < 0.05" in loose.markdown() and "p < 0.01" in strict.markdown()
