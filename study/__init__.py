@@ -1,5 +1,13 @@
 """seedsweep's study side: search spaces -> trials on Ray Tune -> Parquet.
 
+The engine lives here, one module per idea (ground floor: ``schema``,
+``files``, ``errors``; then ``space``, ``sampling``, ``grid``, ``runner`` with
+``resume``, ``session``, ``callback``, ``rows``, ``failures``; ``trial`` in
+the workers; ``store``, ``remote``, ``manifest`` for the run directory). The
+model families are subpackages of :mod:`study.families`, reached only
+through its registry. Importing this package starts nothing and changes
+nothing in ``os.environ``.
+
 The Python API mirrors the command line::
 
     import study

@@ -25,7 +25,7 @@ __all__ = ["preflight", "accelerators", "remove_stale_tune_folders", "tune_envir
 #: Name prefix of the Tune folders in the temp dir: ``seedsweep-tune-<driver pid>-*``.
 TUNE_PREFIX = "seedsweep-tune-"
 #: Where data, embeddings and downloads live: forwarded to workers, which do not inherit them.
-FORWARDED_ENV = ("SEEDSWEEP_DATA", "SEEDSWEEP_EMBEDDINGS", "SEEDSWEEP_CACHE")
+FORWARDED_ENV = ("SEEDSWEEP_DATA", "SEEDSWEEP_EMBEDDINGS", "SEEDSWEEP_CACHE", "SEEDSWEEP_MODELS")
 
 # Tune's console tables and per-trial log files are replaced by our progress
 # line and our Parquet store (both measured to slow small trials several-fold);

@@ -7,8 +7,8 @@ Sources (``fixed: {embeddings: ...}`` in a search space):
 * a path to a GloVe or word2vec **text** file, plain or ``.gz`` (word2vec's
   "count dim" header line is recognised and skipped);
 * a name ``N`` whose file ``N.txt`` / ``N.gz`` / ``N.txt.gz`` / ``N.vec`` lies in
-  the folder ``$SEEDSWEEP_EMBEDDINGS`` (how a study compares embeddings:
-  options are names, trial keys cannot hold paths).
+  the folder ``$SEEDSWEEP_EMBEDDINGS`` (short option names for a study that
+  compares embeddings; paths work as options too).
 
 Vocabulary (Reimers & Gurevych's preprocessing): a token is looked up as
 written, then lower-cased, then lower-cased with every digit replaced by
@@ -129,7 +129,7 @@ def load_vectors(source: str, wanted: set[str] | None = None) -> tuple[list[str]
 def _find_file(source: str) -> Path:
     """A path as given, else a file named ``source`` (plus .txt, .gz, .txt.gz,
     .vec) in the folder ``$SEEDSWEEP_EMBEDDINGS`` -- so that a search space
-    can compare embeddings by name (trial keys cannot hold paths)."""
+    can compare embeddings by a short name as well as by path."""
     import os
 
     path = Path(source).expanduser()

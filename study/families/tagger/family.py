@@ -36,7 +36,7 @@ LIMITS = {
     "dropout_recurrent": number(0, 1, open_high=True, hint="Use a rate such as 0.25."),
     "clip_value": number(0, float("inf"), hint=_CLIP),
     "clip_norm": number(0, float("inf"), hint=_CLIP),
-    "lr": number(0, 10, hint="A learning rate such as 1.0e-3 (null: the optimizer's default)."),
+    "lr": number(0, float("inf"), hint="A learning rate such as 1.0e-3 (null: the optimizer's default)."),
     "train_embeddings": choice(False, True),
     "casing": choice(False, True),
 }

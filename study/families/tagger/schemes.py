@@ -44,20 +44,22 @@ def valid_tag(tag: str, scheme: str) -> bool:
 # (prefix and type of the previous and the current tag). The script knows B,
 # I, O and E but not S, so IOBES sequences are read by :func:`_iobes_chunks`
 # and converted to BIO before scoring.
+_ENDS = frozenset({("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")})
+_STARTS = frozenset({("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"), ("E", "E"), ("E", "I"), ("O", "E")})
+
+
+def _boundary(pairs: frozenset, pair: tuple[str, str], own: str, prev_type: str, kind: str) -> bool:
+    """The script's rule: a listed (previous, current) prefix pair, or a type
+    change next to a tag that is not ``O``/``.`` (``own``), or a bracket."""
+    return pair in pairs or (own not in ("O", ".") and prev_type != kind) or own in ("[", "]")
+
+
 def _end_of_chunk(prev: str, tag: str, prev_type: str, kind: str) -> bool:
-    if (prev, tag) in {("B", "B"), ("B", "O"), ("I", "B"), ("I", "O"), ("E", "E"), ("E", "I"), ("E", "O")}:
-        return True
-    if prev not in ("O", ".") and prev_type != kind:
-        return True
-    return prev in ("[", "]")
+    return _boundary(_ENDS, (prev, tag), prev, prev_type, kind)
 
 
 def _start_of_chunk(prev: str, tag: str, prev_type: str, kind: str) -> bool:
-    if (prev, tag) in {("B", "B"), ("I", "B"), ("O", "B"), ("O", "I"), ("E", "E"), ("E", "I"), ("O", "E")}:
-        return True
-    if tag not in ("O", ".") and prev_type != kind:
-        return True
-    return tag in ("[", "]")
+    return _boundary(_STARTS, (prev, tag), tag, prev_type, kind)
 
 
 def _conlleval_chunks(tags: Sequence[str]) -> list[tuple[str, int, int]]:
