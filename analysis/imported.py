@@ -189,10 +189,9 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
                sep: str | None = None, command: list[str] | None = None) -> Path:
     """Import ``csv`` as the run directory ``out``; returns its path.
 
-    >>> import_csv("../shared/data/rg2017/hyperparameter_results.csv.gz", "runs/rg2017")  # doctest: +SKIP
+    For example (the shared R&G file; ``tests/test_analysis_io.py`` runs it)::
 
-    (Skipped: it needs the shared R&G file and writes a run directory;
-    ``tests/test_analysis_io.py`` runs it.)
+        import_csv("../shared/data/rg2017/hyperparameter_results.csv.gz", "runs/rg2017")
     """
     path = Path(csv)
     out = Path(out)

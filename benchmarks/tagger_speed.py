@@ -6,7 +6,7 @@ feature), one BiLSTM layer of 100 units per direction, a CRF output layer,
 no dropout, Nadam, mini-batches of 32 sentences, ``torch.set_num_threads``
 threads (default 2). Each peer uses its own usual batching:
 
-* **seedsweep** (``study.tagger.TaggerModel``): batches of sentences of equal
+* **seedsweep** (``study.families.tagger.model.TaggerModel``): batches of sentences of equal
   length (the paper's code's scheme) -- no padding, no packing;
 * **plain** PyTorch: ``nn.Embedding`` + ``nn.LSTM`` over padded, packed batches
   in shuffled file order + ``pytorch-crf``'s ``CRF``; decoding is timed in file

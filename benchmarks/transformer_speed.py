@@ -6,7 +6,7 @@ the SST-5 study's setting), in two arms timed alternately (median of
 ``--repeat``):
 
 * **seedsweep**: one ``train_epoch`` of the family's model
-  (:class:`study.transformer.TransformerModel`: pre-tokenised ids, per-batch
+  (:class:`study.families.transformer.model.TransformerModel`: pre-tokenised ids, per-batch
   padding, AdamW with the linear schedule, gradient clipping);
 * **peer**: a plain PyTorch loop a user would write over the same Hugging Face
   model: tokenise each batch with ``padding=True``, forward, backward, AdamW

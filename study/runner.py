@@ -99,8 +99,9 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     :class:`RunSummary`. Raises :class:`UserError` for bad input, before
     anything is written.
 
-    >>> run("search_spaces/quickstart.yaml", "runs/quickstart").counts   # doctest: +SKIP
-    {'ok': 12}
+    For example (it trains 12 taggers)::
+
+        run("search_spaces/quickstart.yaml", "runs/quickstart").counts   # {'ok': 12}
     """
     stream = stream or sys.stderr
     space = load_study(space_path)

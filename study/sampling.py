@@ -71,7 +71,7 @@ def sample_configs(space: Space) -> pa.Table:
     """The configurations table: ``config_id`` plus one typed column per drawn parameter.
 
     Deterministic: the same file gives the same table (and the same Parquet
-    bytes when written with :func:`study.store.write_table`).
+    bytes when written with :func:`study.files.write_table`).
     """
     params = _drawn(space)
     n = space.samples

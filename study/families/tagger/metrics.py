@@ -4,7 +4,7 @@ computes them, and token accuracy (POS).
 ``chunk_prf`` counts a predicted chunk as correct when a gold chunk has the
 same type, first and last token; precision = correct / predicted chunks,
 recall = correct / gold chunks, F1 their harmonic mean (0 when both are 0).
-Chunks are read with the script's rules (:mod:`study.schemes`), sentence by
+Chunks are read with the script's rules (:mod:`~study.families.tagger.schemes`), sentence by
 sentence (the script treats a sentence boundary as an ``O``). IOBES
 sequences -- which the script does not know -- are converted to BIO first.
 """
