@@ -9,6 +9,7 @@ Statistics are pure functions of DataFrames/arrays; randomness comes from a
 ``seed`` argument.
 """
 
+from .agreement import RankAgreement, rank_agreement
 from .aso import ASOResult, aso
 from .evp import expected_max, expected_max_sd
 from .importance import importance
@@ -25,5 +26,5 @@ __all__ = [
     "load", "load_epochs", "compare", "compare_tasks", "Comparison", "seed_variance", "seed_distribution",
     "seed_distributions", "ks_test", "aso", "ASOResult", "p_improvement", "Improvement", "expected_max",
     "expected_max_sd", "holm", "importance", "comparison_table", "seed_variance_table", "Table", "report",
-    "export_csv", "import_csv",
+    "export_csv", "import_csv", "rank_agreement", "RankAgreement",
 ]

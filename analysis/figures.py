@@ -116,7 +116,7 @@ def compare_view(view: RunView, spec: ComparisonSpec, df: pd.DataFrame | None = 
     """The comparison ``spec`` per task, as the report's tables compute it."""
     df = view.df if df is None else df
     return compare_tasks(rows_where(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
-                         results=view.results, n_bootstrap=n_bootstrap, seed=seed)
+                         results=view.results, n_bootstrap=n_bootstrap, seed=seed, mode=spec.mode)
 
 
 def _clock(seconds: float) -> str:

@@ -41,13 +41,15 @@ __all__ = ["import_csv", "ComparisonSpec", "ImportSpec", "read_import_spec", "rg
 class ComparisonSpec:
     """One comparison to report: the column holding the option, the options in
     display order, columns left out of pairing, and a row filter
-    (column -> allowed values)."""
+    (column -> allowed values); ``mode`` says which scores are better
+    (``max``, or ``min`` for a loss or a dispersion score)."""
 
     name: str
     choice: str
     options: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     where: dict[str, list] = field(default_factory=dict)
+    mode: str = "max"
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,7 @@ class Comparison:
     confidence: float = 0.95
     n_bootstrap: int = 1000
     alpha: float = 0.01                           # significance level of the marks (sign test, Brown–Forsythe)
+    mode: str = "max"                             # "min": lower scores are better
     table: pd.DataFrame | None = field(default=None, repr=False)
     rows: pd.DataFrame | None = field(default=None, repr=False)
 
@@ -102,7 +103,7 @@ class Comparison:
 
 def compare(df: pd.DataFrame, choice: str, *, options: Sequence | None = None, score: str = "test_score",
             ignore: Iterable[str] = (), results: Iterable[str] = (), n_bootstrap: int = 1000,
-            confidence: float = 0.95, alpha: float = ALPHA, seed: int = 0) -> Comparison:
+            confidence: float = 0.95, alpha: float = ALPHA, seed: int = 0, mode: str = "max") -> Comparison:
     """Compare the options of ``choice`` over the paired configurations of ``df``.
 
     ``df`` is a trials table (:func:`analysis.load`) or anyone's raw results
@@ -110,7 +111,10 @@ def compare(df: pd.DataFrame, choice: str, *, options: Sequence | None = None, s
     for others' data, the column that holds the option. ``ignore`` names
     columns left out of the pairing key (e.g. dropout rates when comparing
     dropout types); ``results`` names further outcome columns of imported
-    data. Returns a :class:`Comparison`.
+    data. ``mode="min"`` makes lower scores better (a loss, a dispersion
+    score): the lowest score wins a configuration, the best option is the
+    one with the largest win share as always, and Δ stays score_o − score_best.
+    Returns a :class:`Comparison`.
 
     >>> cmp = compare(load(run_dir), "classifier")
     >>> cmp.n, cmp.best, cmp.shares
@@ -119,7 +123,7 @@ def compare(df: pd.DataFrame, choice: str, *, options: Sequence | None = None, s
     rows, options = paired_rows(df, choice, None if options is None else list(options), score,
                                  tuple(ignore), tuple(results))
     return _compare_rows(rows, choice, options, score, n_bootstrap=n_bootstrap, confidence=confidence,
-                         alpha=alpha, seed=seed)
+                         alpha=alpha, seed=seed, mode=mode)
 
 
 def compare_tasks(df: pd.DataFrame, choice: str, *, by: str = "task", options: Sequence | None = None,
@@ -135,7 +139,10 @@ def compare_tasks(df: pd.DataFrame, choice: str, *, by: str = "task", options: S
 
 
 def _compare_rows(rows: PairedRows, choice: str, options: list[str], score: str, *, n_bootstrap: int = 1000,
-                  confidence: float = 0.95, alpha: float = ALPHA, seed: int = 0) -> Comparison:
+                  confidence: float = 0.95, alpha: float = ALPHA, seed: int = 0, mode: str = "max") -> Comparison:
+    if mode not in ("max", "min"):
+        raise ValueError(f"mode must be 'max' or 'min', got {mode!r}")
+    better = 1.0 if mode == "max" else -1.0       # wins and the sign test compare better * score
     k = len(options)
     _, first, pair_codes = np.unique(rows.pair, return_index=True, return_inverse=True)
     pair_codes = pair_codes.reshape(-1)
@@ -174,7 +181,7 @@ def _compare_rows(rows: PairedRows, choice: str, options: list[str], score: str,
 
     n = int(complete.sum())
     values = means[complete]
-    shares = dict(zip(options, map(float, win_shares(values)))) if k else {}
+    shares = dict(zip(options, map(float, win_shares(better * values)))) if k else {}
     best = max(options, key=lambda o: shares[o]) if n else None
 
     nan = float("nan")
@@ -188,7 +195,7 @@ def _compare_rows(rows: PairedRows, choice: str, options: list[str], score: str,
             if o == best:
                 continue
             d = values[:, i] - b
-            share_p[o] = sign_test(b, values[:, i])
+            share_p[o] = sign_test(better * b, better * values[:, i])
             delta[o] = float(np.median(d))
             delta_ci[o] = bootstrap_median(d, n_bootstrap=n_bootstrap, confidence=confidence, seed=seed + i)
             wilcoxon_p[o] = wilcoxon_signed_rank(d)
@@ -210,5 +217,5 @@ def _compare_rows(rows: PairedRows, choice: str, options: list[str], score: str,
     return Comparison(choice=choice, options=options, score=score, n=n, shares=shares, best=best, marks=share_marks,
                       share_p=share_p, delta=delta, delta_ci=delta_ci, wilcoxon_p=wilcoxon_p, sigma=sigma,
                       sigma_best=sigma_best, sigma_marks=sigma_marks, sigma_p=sigma_p, left_out=left_out,
-                      unfinished_rows=unfinished_rows, confidence=confidence, n_bootstrap=n_bootstrap, alpha=alpha,
+                      unfinished_rows=unfinished_rows, confidence=confidence, n_bootstrap=n_bootstrap, alpha=alpha, mode=mode,
                       table=table, rows=paired)

@@ -42,9 +42,13 @@ def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]
         return list(spec.comparisons), list(spec.results)
     rd = RunDir(run_dir)
     rd.require()
-    recorded = rd.manifest().get("compare")
+    manifest = rd.manifest()
+    recorded = manifest.get("compare")
+    mode = (manifest.get("train") or {}).get("mode", "max")
+    results = [str(c) for c in manifest.get("results") or []]
     if recorded is not None:
-        return [ComparisonSpec(c["choice"], c["choice"], [str(o) for o in c["options"]]) for c in recorded], []
+        return [ComparisonSpec(c["choice"], c["choice"], [str(o) for o in c["options"]], mode=mode)
+                for c in recorded], results
     table = rd.read_trials()
     if table is None:
         return [], []
@@ -53,7 +57,7 @@ def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]
     for r in rows:
         if r["choice"] is not None and r["option"] not in options.setdefault(r["choice"], []):
             options[r["choice"]].append(r["option"])
-    return [ComparisonSpec(c, c, opts) for c, opts in options.items()], []
+    return [ComparisonSpec(c, c, opts, mode=mode) for c, opts in options.items()], results
 
 
 def rows_where(df: pd.DataFrame, where: dict) -> pd.DataFrame:
@@ -94,7 +98,7 @@ def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap
             subsets[where_key] = rows_where(df, s.where)
         sub = subsets[where_key]
         by_task = compare_tasks(sub, s.choice, options=s.options, ignore=s.ignore, results=results,
-                                n_bootstrap=n_bootstrap, seed=seed)
+                                n_bootstrap=n_bootstrap, seed=seed, mode=s.mode)
         out.append(ReportSection(s, by_task))
     return out, df
 

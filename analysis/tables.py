@@ -142,6 +142,8 @@ def comparison_table(by_task: dict, *, options: list[str] | None = None) -> Tabl
                     + [_fmt_mean([100 * c.sigma.get(o, float("nan")) for c in have], 2) for o in options])
     alphas = sorted({c.alpha for c in comps}) or [0.01]
     level = " / ".join(f"{a:g}" for a in alphas)
+    if any(c.mode == "min" for c in comps):
+        notes.insert(0, "Lower scores are better (mode min): the lowest score wins a configuration.")
     notes.insert(0, f"{DAGGER}: marked options are not significantly worse than the best "
                     f"(sign test for win shares, Brown–Forsythe for σ, p < {level}); no mark: no option is. "
                     "Δ and σ in points (score × 100).")

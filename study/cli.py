@@ -86,6 +86,14 @@ def _cmd_report(args) -> int:
         text = html_report(args.dir, n_bootstrap=args.bootstrap, seed=args.seed)
     else:
         text = report(args.dir, fmt, n_bootstrap=args.bootstrap, seed=args.seed)
+    if args.against:
+        from analysis.crossstudy import agreement_table
+
+        table = agreement_table(args.dir, args.against, n_bootstrap=args.bootstrap, seed=args.seed)
+        if fmt == "page":
+            text = text.replace("</body>", table.html("rank agreement") + "\n</body>", 1)
+        else:
+            text += "\n" + table.render(fmt, title="rank agreement") + "\n"
     if args.output:
         from .files import write_text
 
@@ -165,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("report", help="print the comparison and seed-variance tables of a run directory")
     p.add_argument("dir")
+    p.add_argument("against", nargs="?", metavar="OTHER",
+                   help="a second run directory: also print how alike the two rank the options of every choice "
+                        "both compare (Kendall τ with a bootstrap CI and an exact p, Spearman ρ)")
     p.add_argument("--format", choices=["markdown", "html", "latex", "page"],
                    help="markdown, html or latex: the tables only; page: the self-contained HTML report with "
                         "figures (default: page for -o *.html, latex for *.tex, else markdown)")

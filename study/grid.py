@@ -33,8 +33,14 @@ def hyperparameter_types(space: Space) -> dict[str, str]:
 
 
 def trials_schema_of(space: Space) -> pa.Schema:
-    """The trials table's schema for ``space``: identity, typed hyperparameters, outcome."""
-    return trials_schema({n: arrow_type(t) for n, t in hyperparameter_types(space).items()})
+    """The trials table's schema for ``space``: identity, typed hyperparameters,
+    outcome, then the family's result columns."""
+    from .families import get_family
+
+    schema = trials_schema({n: arrow_type(t) for n, t in hyperparameter_types(space).items()})
+    for name, kind in get_family(space.family).result_columns(space).items():
+        schema = schema.append(pa.field(name, arrow_type(kind)))
+    return schema
 
 
 def effective_params(space: Space, config: dict[str, Any], choice: str, option: Scalar) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from .families import get_family
 from .store import SCHEMA_VERSION
 
 __all__ = ["build_manifest", "imported_manifest", "versions", "git_state", "compared_options"]
@@ -76,6 +77,8 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "n_configs": space.samples,
         "n_trials": space.n_trials,
         "compare": compared_options(space),
+        "train": {"metric": space.train.metric, "mode": space.train.mode},
+        "results": list(get_family(space.family).result_columns(space)),
         "git": git_state(),
         "versions": versions(),
         "platform": {"system": platform.platform(), "machine": platform.machine(),

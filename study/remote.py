@@ -51,6 +51,7 @@ class RemoteRunDir(RunDir):
         self.confusion_dir = f"{self.root}/confusion"
         self.compacted_confusion = f"{self.root}/confusion.parquet"
         self.import_path = f"{self.root}/import.json"
+        self.cache_dir = None                     # trials cache in SEEDSWEEP_CACHE on their own machine
 
     remote = True
 

@@ -171,7 +171,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         callback = StoreAndProgress(rd, space, plan, schema, prior_attempts, stream, len(todo))
         resources = {"cpu": space.resources.cpu, "gpu": space.resources.gpu}
         tuner = tune.Tuner(
-            tune.with_resources(bound_trainable(space, trainable), resources),
+            tune.with_resources(bound_trainable(space, trainable, rd.cache_dir), resources),
             param_space={"trial": tune.grid_search([t.to_json() for t in todo])},
             tune_config=tune.TuneConfig(reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
             run_config=tune.RunConfig(

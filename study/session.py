@@ -179,7 +179,7 @@ def ray_session(*, address: str | None, num_cpus: int | None, ray_temp_dir: str 
                 ray.shutdown()
 
 
-def bound_trainable(space, trainable: Callable) -> Callable:
+def bound_trainable(space, trainable: Callable, cache_dir: str | None = None) -> Callable:
     """``trainable`` with the (small) study spec baked in. Tune ships it to each
     worker once with the function, instead of ``tune.with_parameters``, whose
     object-store lookup costs every trial a round trip to the driver."""
@@ -192,6 +192,6 @@ def bound_trainable(space, trainable: Callable) -> Callable:
         # task.path, embeddings, model folders -- mean what they meant there.
         if os.path.isdir(cwd):
             os.chdir(cwd)
-        trainable(config, space=space)
+        trainable(config, space=space, cache_dir=cache_dir)
 
     return seedsweep_trial

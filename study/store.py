@@ -13,6 +13,7 @@ Layout of ``DIR`` (``--out DIR``)::
     trials.parquet, epochs.parquet compacted rows (``seedsweep compact``)
     confusion/, confusion.parquet  confusion counts (families that classify)
     progress.json              the running driver's progress (advisory)
+    cache/                     what a family's trials share (the encoder family's embeddings)
     import.json                imported directories only: the comparisons to report
     .lock                      held (flock) by the one process writing DIR
 
@@ -87,6 +88,7 @@ class RunDir:
         self.confusion_dir = self.path / "confusion"
         self.compacted_confusion = self.path / "confusion.parquet"
         self.import_path = self.path / "import.json"
+        self.cache_dir: str | None = str(self.path / "cache")      # what trials share (e.g. embeddings)
 
     def __str__(self) -> str:
         return str(self.path)

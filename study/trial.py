@@ -79,7 +79,8 @@ def _node() -> str:
     return socket.gethostname()
 
 
-def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]], None]) -> None:
+def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]], None], *,
+              cache_dir: str | None = None) -> None:
     """Train one trial, calling ``report`` once per epoch.
 
     Every report holds that epoch's row (``epoch``, ``train_loss``,
@@ -87,7 +88,10 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
     also holds ``final: True`` and the trial's outcome (``status``,
     ``reason``, ``epochs_run``, ``best_epoch``, ``dev_score_best``,
     ``test_score_best``, ``test_score_max``, ``metric``, ``train_seconds``,
-    ``started_at``, ``finished_at``).
+    ``started_at``, ``finished_at``) and ``results``, the family's result
+    columns (:meth:`~study.families.base.ModelBase.results`). ``cache_dir``
+    is the run directory's cache folder, where a family may keep what its
+    trials share (the encoder family's embeddings); None where there is none.
     """
     family = get_family(space.family)
     train = space.train
@@ -95,12 +99,13 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
     t0 = time.perf_counter()
     node = _node()
     seed_everything(trial.seed, torch=family.uses_torch, threads=max(1, int(space.resources.cpu)))
-    model = family.build(space, trial)
+    model = family.build(space, trial, cache_dir=cache_dir)
     better = (lambda a, b: a > b) if train.mode == "max" else (lambda a, b: a < b)
     best_epoch, best_dev, best_test, best_select, max_test = 0, math.nan, math.nan, math.nan, math.nan
     defaults = ModelBase()        # the optional hooks' defaults, for a model that lacks them
     details = getattr(model, "details", defaults.details)
     collapse_reason = getattr(model, "collapse_reason", defaults.collapse_reason)
+    results = getattr(model, "results", defaults.results)
     since_best = 0
     for epoch in range(1, train.max_epochs + 1):
         e0 = time.perf_counter()
@@ -145,13 +150,14 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
                 "test_score_max": max_test, "metric": train.metric,
                 "train_seconds": time.perf_counter() - t0,
                 "started_at": started.isoformat(), "finished_at": _now().isoformat(),
+                "results": results() if status != "failed" else {},
             })
         report(row)
         if done:
             return
 
 
-def trainable(config: dict[str, Any], *, space: Space) -> None:
+def trainable(config: dict[str, Any], *, space: Space, cache_dir: str | None = None) -> None:
     """The Ray Tune function trainable: ``config["trial"]`` is the trial's
     :meth:`TrialSpec.to_json` text (Tune's own sampling is never used)."""
     from ray import tune
@@ -159,4 +165,4 @@ def trainable(config: dict[str, Any], *, space: Space) -> None:
     # One string per report: Tune keeps running statistics of every numeric
     # metric it sees, work its control loop would do for a dozen of our columns.
     run_trial(space, TrialSpec.from_json(config["trial"]),
-              lambda row: tune.report({"seedsweep": json.dumps(row)}))
+              lambda row: tune.report({"seedsweep": json.dumps(row)}), cache_dir=cache_dir)

@@ -17,7 +17,7 @@ import analysis
 import study
 from study.errors import UserError
 from study.schema import TrialSpec
-from study.families.transformer.sentences import load_sentences, read_sst_trees, read_table
+from study.families.sentences import load_sentences, read_sst_trees, read_table
 from study.space import parse_space
 from study.store import RunDir
 from study.trial import run_trial

@@ -17,7 +17,7 @@ __all__ = ["get_family", "FAMILIES"]
 
 #: family name -> module holding its ``FAMILY``.
 FAMILIES = {"synthetic": "study.families.synthetic", "tagger": "study.families.tagger",
-            "transformer": "study.families.transformer"}
+            "transformer": "study.families.transformer", "encoder": "study.families.encoder"}
 
 
 def get_family(name: str, *, where: str = "family"):

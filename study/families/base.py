@@ -14,13 +14,17 @@ A family turns one trial (its hyperparameters, seed and the study's
 * ``validate(space)``: schema checks without I/O;
 * ``resolve(space)``: finds every file or model that any option, sampled
   value or fixed value names; returns one line per resource found;
-* ``build(space, trial)``: the :class:`Model` of one trial (after seeding).
+* ``build(space, trial, cache_dir=None)``: the :class:`Model` of one trial
+  (after seeding); ``cache_dir`` is the run directory's cache folder;
+* ``result_columns(space)`` (optional, default none): columns the family
+  adds to the trials table, filled by the model's ``results()``.
 
 A :class:`Model` trains one epoch (``train_epoch``) and evaluates
 (``evaluate`` -> dev score, test score, and optionally the dev loss). The
 optional hooks have defaults in :class:`ModelBase`: ``details`` (extra
 per-epoch data such as confusion counts), ``collapse_reason`` (a finished run
-that learned nothing is stored as ``diverged`` with this reason).
+that learned nothing is stored as ``diverged`` with this reason), ``results``
+(the values of the family's result columns).
 
 Families import only the engine's ground floor (:mod:`study.schema`,
 :mod:`study.errors`, :mod:`study.files`), this module, and their own modules.
@@ -37,7 +41,7 @@ from ..schema import Train, TrialSpec
 if TYPE_CHECKING:  # annotations only: families never import the engine's upper floors
     from ..space import Space
 
-__all__ = ["Family", "Model", "ModelBase", "Limit", "choice", "integer", "number", "check_value",
+__all__ = ["Family", "FamilyBase", "Model", "ModelBase", "Limit", "choice", "integer", "number", "check_value",
            "check_settings", "check_limits", "check_task_and_names", "named_values", "settings_of", "Train"]
 
 
@@ -57,6 +61,9 @@ class Model(Protocol):
     def collapse_reason(self, best_epoch: int) -> str | None:
         """Why a finished run counts as collapsed, or None."""
 
+    def results(self) -> dict[str, Any]:
+        """The trial's values of the family's result columns (read once, after its last epoch)."""
+
 
 class ModelBase:
     """Defaults of a :class:`Model`'s optional hooks."""
@@ -66,6 +73,9 @@ class ModelBase:
 
     def collapse_reason(self, best_epoch: int) -> str | None:
         return None
+
+    def results(self) -> dict[str, Any]:
+        return {}
 
 
 @runtime_checkable
@@ -82,7 +92,19 @@ class Family(Protocol):
 
     def resolve(self, space: "Space") -> list[str]: ...
 
-    def build(self, space: "Space", trial: TrialSpec) -> Model: ...
+    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None) -> Model: ...
+
+    def result_columns(self, space: "Space") -> dict[str, str]: ...
+
+
+class FamilyBase:
+    """Defaults of a :class:`Family`'s optional parts."""
+
+    def result_columns(self, space: "Space") -> dict[str, str]:
+        """Columns the family adds to the trials table: name -> ``float`` |
+        ``int`` | ``str`` | ``bool``. Never pairing keys; any can be a
+        comparison's score."""
+        return {}
 
 
 # ------------------------------------------------------------------ limits

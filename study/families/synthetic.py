@@ -45,7 +45,7 @@ import numpy as np
 from ..errors import UserError
 from ..files import stable_hash
 from ..schema import Train, TrialSpec, escape_key
-from .base import Limit, ModelBase
+from .base import FamilyBase, Limit, ModelBase
 
 if TYPE_CHECKING:
     from ..space import Space
@@ -116,7 +116,7 @@ class SyntheticModel(ModelBase):
 
 
 @dataclass(frozen=True)
-class SyntheticFamily:
+class SyntheticFamily(FamilyBase):
     """The synthetic family: any hyperparameter names are allowed (none has a limit)."""
 
     name: str = "synthetic"
@@ -163,7 +163,7 @@ class SyntheticFamily:
     def resolve(self, space: "Space") -> list[str]:
         return ["synthetic: nothing to load"]
 
-    def build(self, space: "Space", trial: TrialSpec) -> SyntheticModel:
+    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None) -> SyntheticModel:
         return SyntheticModel(space, trial)
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import UserError
 from ...schema import Train, TrialSpec
-from ..base import check_limits, check_task_and_names, choice, integer, named_values, number
+from ..base import FamilyBase, check_limits, check_task_and_names, choice, integer, named_values, number
 from ..base import settings_of as merged_settings
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
     return merged_settings(DEFAULTS, space, hparams)
 
 
-class TaggerFamily:
+class TaggerFamily(FamilyBase):
     """The tagger family (see the package docstring)."""
 
     name: str = "tagger"
@@ -80,7 +80,7 @@ class TaggerFamily:
             out.append(f"embeddings {source}: {matrix.shape[1]} dimensions")
         return out
 
-    def build(self, space: "Space", trial: TrialSpec):
+    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None):
         from .model import TaggerModel
 
         return TaggerModel(space, trial.hparams, trial.seed)

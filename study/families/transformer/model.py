@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..base import ModelBase, check_settings
-from .family import LIMITS, TINY, load_failure, model_source, settings_of
-from .sentences import Dataset, load_sentences
+from ..models import load_failure, parse_model
+from .family import LIMITS, TINY, model_source, settings_of
+from ..sentences import Dataset, load_sentences
 
 if TYPE_CHECKING:
     from ...space import Space
@@ -73,16 +74,21 @@ class TransformerModel(ModelBase):
         n_labels = len(self.data.label_names)
         label_maps = {"id2label": dict(enumerate(self.data.label_names)),
                       "label2id": {n: i for i, n in enumerate(self.data.label_names)}}
+        spec = parse_model(s["model"])
         try:
-            if s["model"] == TINY:
+            if spec.base == TINY:
                 config = BertConfig(vocab_size=_tokenizer(source).vocab_size, hidden_size=32, num_hidden_layers=2,
                                     num_attention_heads=2, intermediate_size=64, num_labels=n_labels, **label_maps)
                 self._set_dropout(config, float(s["classifier_dropout"]))
                 self.net = AutoModelForSequenceClassification.from_config(config)
             else:
-                config = AutoConfig.from_pretrained(source, num_labels=n_labels, **label_maps)
+                layers = {} if spec.layers is None else {"num_hidden_layers": spec.layers}
+                config = AutoConfig.from_pretrained(source, num_labels=n_labels, **label_maps, **layers)
                 self._set_dropout(config, float(s["classifier_dropout"]))
-                self.net = AutoModelForSequenceClassification.from_pretrained(source, config=config)
+                if spec.pretrained:     # (with @N: the first N layers' weights)
+                    self.net = AutoModelForSequenceClassification.from_pretrained(source, config=config)
+                else:                   # random: the architecture, initialised from the trial's seed
+                    self.net = AutoModelForSequenceClassification.from_config(config)
         except (OSError, ValueError) as exc:
             raise load_failure(s["model"], exc) from None
         self.device = torch.device("cuda" if torch.cuda.is_available() and space.resources.gpu > 0 else "cpu")

@@ -37,8 +37,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import UserError
-from ..datasets import DatasetInfo, resolve_files, subset_rows
+from ..errors import UserError
+from .datasets import DatasetInfo, resolve_files, subset_rows
 
 __all__ = ["Labelled", "Dataset", "read_sst_trees", "read_table", "load_sentences", "SENTENCE_DATASETS",
            "TASK_KEYS"]

@@ -1,0 +1,120 @@
+"""The encoder family's settings, limits, validation and resolution (no torch here)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ...errors import UserError
+from ...schema import Train, TrialSpec
+from ..base import FamilyBase, check_limits, check_task_and_names, choice, integer, named_values
+from ..base import settings_of as merged_settings
+from ..models import load_failure, model_source, parse_model
+from ..sentences import SENTENCE_DATASETS, TASK_KEYS, load_sentences
+
+if TYPE_CHECKING:
+    from ...space import Space
+
+__all__ = ["FAMILY", "DEFAULTS", "LIMITS", "settings_of", "vectors_source", "GLOVE"]
+
+GLOVE = "glove-6b-50d"
+DEFAULTS: dict[str, Any] = {
+    "model": "all-minilm-l6-v2", "pooling": "cls", "layer": -1, "pretrained": True, "per_class": 100, "k": 10,
+    "max_length": 128, "batch_size": 64,
+}
+LIMITS = {
+    "pooling": choice("cls", "mean"),
+    "layer": integer(-64, 64, "-1 is the last layer, 0 the embedding layer's output."),
+    "pretrained": choice(True, False),
+    "per_class": integer(2, 10**6, "Sentences drawn per class, e.g. 100."),
+    "k": integer(1, 1000),
+    "max_length": integer(2, 8192),
+    "batch_size": integer(1, 65536),
+}
+
+
+def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
+    """Defaults, then ``fixed``, then the trial's hyperparameters (null = unset)."""
+    return merged_settings(DEFAULTS, space, hparams)
+
+
+def vectors_source(model: str) -> str | None:
+    """The word-vector source of a mean-of-vectors "encoder", or None for a model.
+
+    >>> vectors_source("glove-6b-50d"), vectors_source("vectors:komninos"), vectors_source("all-minilm-l6-v2")
+    ('glove-6b-50d', 'komninos', None)
+    """
+    if model == GLOVE:
+        return GLOVE
+    if model.startswith("vectors:"):
+        return model[len("vectors:"):]
+    return None
+
+
+class EncoderFamily(FamilyBase):
+    """The encoder family (see the package docstring)."""
+
+    name: str = "encoder"
+    uses_torch: bool = True
+    train_defaults: Train = Train(max_epochs=1, patience=1, metric="dispersion", mode="min", timeout_s=None,
+                                  retries=1)
+    defaults = DEFAULTS
+    limits = LIMITS
+
+    def validate(self, space: "Space") -> None:
+        check_task_and_names(space, "encoder", TASK_KEYS, SENTENCE_DATASETS, DEFAULTS)
+        check_limits(space, LIMITS, "encoder")
+        if space.train.mode != "min" or space.train.max_epochs != 1:
+            raise UserError(f"{space.path}: train", "the encoder family trains nothing and scores by the "
+                            "dispersion M, where lower is better.",
+                            "Leave train.max_epochs and train.mode out (1 and min).")
+        for where, value in named_values(space, "model", DEFAULTS["model"]):
+            if not isinstance(value, str) or (vectors_source(value) is None and not value.strip()):
+                raise UserError(f"{space.path}: {where}", f"{value!r} is not a model.",
+                                f"Use a model name, folder or hub id, or {GLOVE}.")
+            if vectors_source(value) is None:
+                try:
+                    parse_model(value)
+                except UserError as exc:
+                    raise UserError(f"{space.path}: {where}: {exc.where}", exc.problem, exc.fix) from None
+
+    def resolve(self, space: "Space") -> list[str]:
+        data = load_sentences(dict(space.task))
+        out = [f"dataset {data.name}: dev {len(data.dev)}, test {len(data.test)} texts, "
+               f"{len(data.label_names)} labels"]
+        for where, value in named_values(space, "model", DEFAULTS["model"]):
+            name = str(value)
+            try:
+                out.append(self._resolve_one(name))
+            except UserError as exc:
+                raise UserError(f"{space.path}: {where}: {exc.where}", exc.problem, exc.fix) from None
+        return out
+
+    @staticmethod
+    def _resolve_one(name: str) -> str:
+        source = vectors_source(name)
+        if source is not None:
+            from ..vectors import load_vectors
+
+            _, matrix = load_vectors(source, {"the"})
+            return f"model {name}: mean of {matrix.shape[1]}-dimensional word vectors"
+        from transformers import AutoConfig
+
+        spec = parse_model(name)
+        path = model_source(spec.base)
+        try:
+            AutoConfig.from_pretrained(path)
+        except (OSError, ValueError) as exc:
+            raise load_failure(name, exc) from None
+        return f"model {name}: {path}"
+
+    def result_columns(self, space: "Space") -> dict[str, str]:
+        return {"dispersion_A": "float", "dispersion_B": "float", "sigma2": "str", "knn_accuracy": "float",
+                "sentences": "int", "embed_seconds": "float", "score_seconds": "float"}
+
+    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None):
+        from .model import EncoderModel
+
+        return EncoderModel(space, trial.hparams, trial.seed, config_id=trial.config_id, cache_dir=cache_dir)
+
+
+FAMILY = EncoderFamily()

