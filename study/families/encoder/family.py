@@ -6,9 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import UserError
 from ...schema import Train, TrialSpec
-from ..base import FamilyBase, check_limits, check_task_and_names, choice, integer, named_values
+from ..base import FamilyBase, choice, integer
 from ..base import settings_of as merged_settings
-from ..models import load_failure, model_source, parse_model
+from ..models import check_model_options, describe_model, model_source, parse_model, resolve_model_options
 from ..sentences import SENTENCE_DATASETS, TASK_KEYS, load_sentences
 
 if TYPE_CHECKING:
@@ -50,62 +50,34 @@ def vectors_source(model: str) -> str | None:
     return None
 
 
+def _describe(name: str) -> str:
+    source = vectors_source(name)
+    if source is None:
+        return describe_model(name, model_source(parse_model(name).base))
+    from ..vectors import load_vectors
+
+    _, matrix = load_vectors(source, {"the"})
+    return f"model {name}: mean of {matrix.shape[1]}-dimensional word vectors"
+
+
 class EncoderFamily(FamilyBase):
     """The encoder family (see the package docstring)."""
 
-    name: str = "encoder"
-    uses_torch: bool = True
-    train_defaults: Train = Train(max_epochs=1, patience=1, metric="dispersion", mode="min", timeout_s=None,
-                                  retries=1)
-    defaults = DEFAULTS
-    limits = LIMITS
+    name = "encoder"
+    train_defaults = Train(max_epochs=1, patience=1, metric="dispersion", mode="min", timeout_s=None, retries=1)
+    defaults, limits, task_keys, datasets = DEFAULTS, LIMITS, TASK_KEYS, SENTENCE_DATASETS
 
-    def validate(self, space: "Space") -> None:
-        check_task_and_names(space, "encoder", TASK_KEYS, SENTENCE_DATASETS, DEFAULTS)
-        check_limits(space, LIMITS, "encoder")
+    def check(self, space: "Space") -> None:
         if space.train.mode != "min" or space.train.max_epochs != 1:
             raise UserError(f"{space.path}: train", "the encoder family trains nothing and scores by the "
                             "dispersion M, where lower is better.",
                             "Leave train.max_epochs and train.mode out (1 and min).")
-        for where, value in named_values(space, "model", DEFAULTS["model"]):
-            if not isinstance(value, str) or (vectors_source(value) is None and not value.strip()):
-                raise UserError(f"{space.path}: {where}", f"{value!r} is not a model.",
-                                f"Use a model name, folder or hub id, or {GLOVE}.")
-            if vectors_source(value) is None:
-                try:
-                    parse_model(value)
-                except UserError as exc:
-                    raise UserError(f"{space.path}: {where}: {exc.where}", exc.problem, exc.fix) from None
+        check_model_options(space, DEFAULTS["model"], other=lambda name: vectors_source(name) is not None)
 
     def resolve(self, space: "Space") -> list[str]:
         data = load_sentences(dict(space.task))
-        out = [f"dataset {data.name}: dev {len(data.dev)}, test {len(data.test)} texts, "
-               f"{len(data.label_names)} labels"]
-        for where, value in named_values(space, "model", DEFAULTS["model"]):
-            name = str(value)
-            try:
-                out.append(self._resolve_one(name))
-            except UserError as exc:
-                raise UserError(f"{space.path}: {where}: {exc.where}", exc.problem, exc.fix) from None
-        return out
-
-    @staticmethod
-    def _resolve_one(name: str) -> str:
-        source = vectors_source(name)
-        if source is not None:
-            from ..vectors import load_vectors
-
-            _, matrix = load_vectors(source, {"the"})
-            return f"model {name}: mean of {matrix.shape[1]}-dimensional word vectors"
-        from transformers import AutoConfig
-
-        spec = parse_model(name)
-        path = model_source(spec.base)
-        try:
-            AutoConfig.from_pretrained(path)
-        except (OSError, ValueError) as exc:
-            raise load_failure(name, exc) from None
-        return f"model {name}: {path}"
+        return [f"dataset {data.name}: dev {len(data.dev)}, test {len(data.test)} texts, "
+                f"{len(data.label_names)} labels"] + resolve_model_options(space, DEFAULTS["model"], _describe)
 
     def result_columns(self, space: "Space") -> dict[str, str]:
         return {"dispersion_A": "float", "dispersion_B": "float", "sigma2": "str", "knn_accuracy": "float",

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import UserError
 from ...schema import Train, TrialSpec
-from ..base import FamilyBase, check_limits, check_task_and_names, choice, integer, named_values, number
+from ..base import FamilyBase, choice, integer, named_values, number
 from ..base import settings_of as merged_settings
+from .corpora import DATASETS
 
 if TYPE_CHECKING:
     from ...space import Space
@@ -52,17 +53,9 @@ def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
 class TaggerFamily(FamilyBase):
     """The tagger family (see the package docstring)."""
 
-    name: str = "tagger"
-    uses_torch: bool = True
-    train_defaults: Train = Train(max_epochs=30, patience=5, metric="f1", mode="max", timeout_s=None, retries=1)
-    defaults = DEFAULTS
-    limits = LIMITS
-
-    def validate(self, space: "Space") -> None:
-        from .corpora import DATASETS
-
-        check_task_and_names(space, "tagger", TASK_KEYS, DATASETS, DEFAULTS)
-        check_limits(space, LIMITS, "tagger")
+    name = "tagger"
+    train_defaults = Train(max_epochs=30, patience=5, metric="f1", mode="max", timeout_s=None, retries=1)
+    defaults, limits, task_keys, datasets = DEFAULTS, LIMITS, TASK_KEYS, tuple(DATASETS)
 
     def resolve(self, space: "Space") -> list[str]:
         from .corpora import load_corpus

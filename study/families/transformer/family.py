@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Any
 
 from ...errors import UserError
 from ...schema import Train, TrialSpec
-from ..base import FamilyBase, Limit, check_limits, check_task_and_names, integer, named_values, number
+from ..base import FamilyBase, Limit, integer, number
 from ..base import settings_of as merged_settings
-from ..models import load_failure, parse_model
+from ..models import check_model_options, describe_model, parse_model, resolve_model_options
 from ..models import model_source as shared_source
 from ..sentences import SENTENCE_DATASETS, TASK_KEYS, load_sentences
 
@@ -48,44 +48,23 @@ def model_source(name: str) -> str:
 class TransformerFamily(FamilyBase):
     """The transformer family (see the package docstring)."""
 
-    name: str = "transformer"
-    uses_torch: bool = True
-    train_defaults: Train = Train(max_epochs=10, patience=3, metric="accuracy", mode="max", timeout_s=None,
-                                  retries=1)
-    defaults = DEFAULTS
-    limits = LIMITS
+    name = "transformer"
+    train_defaults = Train(max_epochs=10, patience=3, metric="accuracy", mode="max", timeout_s=None, retries=1)
+    defaults, limits, task_keys, datasets = DEFAULTS, LIMITS, TASK_KEYS, SENTENCE_DATASETS
+    names_hint = " The number of epochs is train.max_epochs."
 
-    def validate(self, space: "Space") -> None:
-        check_task_and_names(space, "transformer", TASK_KEYS, SENTENCE_DATASETS, DEFAULTS,
-                             " The number of epochs is train.max_epochs.")
+    def check(self, space: "Space") -> None:
         if space.train.metric != "accuracy" or space.train.mode != "max":
             raise UserError(f"{space.path}: train.metric", "the transformer family scores by accuracy (mode max).",
                             "Leave train.metric and train.mode out; choose early stopping on dev loss with "
                             "fixed: {stop_on: loss}.")
-        check_limits(space, LIMITS, "transformer")
-        if not isinstance(settings_of(space, {}).get("model"), str) or not settings_of(space, {})["model"]:
-            raise UserError(f"{space.path}: fixed: model", f"expected a model name or folder, got "
-                            f"{settings_of(space, {}).get('model')!r}.",
-                            "Use e.g. all-minilm-l6-v2, bert-base-uncased or a path to a Hugging Face folder.")
+        check_model_options(space, DEFAULTS["model"])
 
     def resolve(self, space: "Space") -> list[str]:
-        from transformers import AutoConfig
-
         data = load_sentences(dict(space.task))
-        out = [f"dataset {data.name}: train {len(data.train)}, dev {len(data.dev)}, test {len(data.test)} "
-               f"texts, {len(data.label_names)} labels"]
-        for where, value in named_values(space, "model", DEFAULTS["model"]):
-            name = str(value)
-            try:
-                source = model_source(name)
-                AutoConfig.from_pretrained(source)
-            except UserError as exc:
-                raise UserError(f"{space.path}: {where}: {exc.where}", exc.problem, exc.fix) from None
-            except (OSError, ValueError) as exc:
-                failure = load_failure(name, exc)
-                raise UserError(f"{space.path}: {where}: {failure.where}", failure.problem, failure.fix) from None
-            out.append(f"model {name}: {source}")
-        return out
+        return [f"dataset {data.name}: train {len(data.train)}, dev {len(data.dev)}, test {len(data.test)} "
+                f"texts, {len(data.label_names)} labels"] + \
+            resolve_model_options(space, DEFAULTS["model"], lambda name: describe_model(name, model_source(name)))
 
     def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None):
         from .model import TransformerModel
