@@ -27,7 +27,7 @@ quickstart: setup
 browser:
 	@command -v chromium >/dev/null 2>&1 || { apt-get install -y -qq chromium >/dev/null 2>&1 \
 	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
-	  || echo "could not install chromium: the browser tests will skip (install Debian's chromium)"; }
+	  || { echo "could not install Debian's chromium (apt-get install chromium): the browser tests need it"; exit 1; }; }
 
 # Runs the whole test suite (the slow end-to-end tests with real Ray included).
 test: setup browser

@@ -50,13 +50,29 @@ def two_option_studies(draw):
 
 
 @PROPS
-@given(two_option_studies())
-def test_median_difference_is_antisymmetric(df):
-    cmp = compare(df, "classifier")
-    assert cmp.median_difference("A", "B") == pytest.approx(-cmp.median_difference("B", "A"), abs=1e-12)
-    # and Δ of the other option is median(other - best)
+@given(two_option_studies(), st.sampled_from([0.0, 0.013, -0.2, 1.5]))
+def test_median_difference_shifts_with_a_constant_added_to_one_option(df, c):
+    """Δ is equivariant: adding c to every score of B moves median(B − A) by c
+    (a wrong pairing, a wrong sign or a median of the wrong column breaks it)."""
+    cmp = compare(df, "classifier", options=["A", "B"])
+    shifted = compare(df.assign(test_score=df.test_score + c * (df.option == "B")), "classifier", options=["A", "B"])
+    assert shifted.median_difference("B", "A") == pytest.approx(cmp.median_difference("B", "A") + c, abs=1e-9)
+    # and Δ of the option that is not the best is median(other − best)
     other = "B" if cmp.best == "A" else "A"
     assert cmp.delta[other] == pytest.approx(cmp.median_difference(other, cmp.best), abs=1e-12)
+
+
+@PROPS
+@given(two_option_studies())
+def test_win_shares_are_invariant_under_a_monotone_transform_of_all_scores(df):
+    """Only the order of the per-configuration means matters: a strictly
+    increasing transform of every score keeps the winners (one score per seed:
+    the mean over seeds would not commute with the transform)."""
+    one_seed = df[df.seed == 1]
+    cmp = compare(one_seed, "classifier", options=["A", "B"])
+    warped = compare(one_seed.assign(test_score=np.exp(40 * one_seed.test_score) - 3), "classifier",
+                     options=["A", "B"])
+    assert warped.shares == pytest.approx(cmp.shares) and warped.best == cmp.best
 
 
 @PROPS
@@ -162,7 +178,7 @@ def test_statistics_match_scipy_on_fixed_inputs():
     cmp = compare(df, "classifier")
     worse = "B" if cmp.best == "A" else "A"
     d = cmp.table[worse].to_numpy() - cmp.table[cmp.best].to_numpy()
-    assert cmp.wilcoxon_p[worse] == pytest.approx(stats.wilcoxon(d).pvalue)
+    assert cmp.wilcoxon_p[worse] == pytest.approx(stats.wilcoxon(d).pvalue)   # the large-sample case
     a_rows = df[df.option == "A"].test_score.to_numpy()
     b_rows = df[df.option == "B"].test_score.to_numpy()
     assert cmp.sigma["A"] == pytest.approx(np.std(a_rows, ddof=1))
@@ -404,3 +420,50 @@ task: {effects: {classifier: {crf: 0.05}}, noise: 0.001}
     assert strict.share_p["softmax"] == pytest.approx(2 / 2 ** 6)
     assert (strict.alpha, strict.marks) == (0.01, set()) and (loose.alpha, loose.marks) == (0.05, {"crf"})
     assert "p < 0.05" in loose.markdown() and "p < 0.01" in strict.markdown()
+
+
+# ---------------------------------------------- exact oracles, written out here
+
+
+def test_wilcoxon_p_equals_exact_enumeration_of_sign_patterns():
+    """For n distinct nonzero differences, the two-sided exact p is the share of
+    the 2**n sign patterns whose W+ is at least as far from n(n+1)/4."""
+    rng = np.random.default_rng(5)
+    for n in (6, 9, 12):
+        d = rng.normal(0.01, 0.02, n)
+        data = {}
+        for i, x in enumerate(d):
+            data[(f"c{i}", "A")] = [0.8]
+            data[(f"c{i}", "B")] = [0.8 + x]
+        cmp = compare(trials(data), "classifier", options=["A", "B"])
+        worse = "B" if cmp.best == "A" else "A"
+        diffs = cmp.table[worse].to_numpy() - cmp.table[cmp.best].to_numpy()
+        ranks = np.argsort(np.argsort(np.abs(diffs))) + 1
+        w_plus = ranks[diffs > 0].sum()
+        centre = n * (n + 1) / 4
+        patterns = itertools.product([0, 1], repeat=n)
+        extreme = sum(abs(sum(r for r, s in zip(ranks, signs) if s) - centre) >= abs(w_plus - centre) - 1e-9
+                      for signs in patterns)
+        assert cmp.wilcoxon_p[worse] == pytest.approx(extreme / 2 ** n)
+
+
+def test_ks_test_equals_exact_enumeration_of_group_assignments():
+    """D is the largest gap between the two empirical CDFs; the exact p is the
+    share of all C(n+m, n) splits of the pooled scores with a D at least as large."""
+    rng = np.random.default_rng(8)
+    a, b = rng.normal(0.80, 0.01, 6), rng.normal(0.81, 0.01, 7)
+
+    def d_stat(x, y):
+        grid = np.concatenate([x, y])
+        return max(abs((x <= t).mean() - (y <= t).mean()) for t in grid)
+
+    D, p = ks_test(a, b)
+    assert D == pytest.approx(d_stat(a, b))
+    pooled = np.concatenate([a, b])
+    count = total = 0
+    for idx in itertools.combinations(range(len(pooled)), len(a)):
+        mask = np.zeros(len(pooled), bool)
+        mask[list(idx)] = True
+        total += 1
+        count += d_stat(pooled[mask], pooled[~mask]) >= D - 1e-12
+    assert total == math.comb(13, 6) and p == pytest.approx(count / total)

@@ -268,3 +268,37 @@ def test_relative_paths_in_the_study_file_mean_the_folder_the_study_was_started_
     assert r.returncode == 0, r.stderr[-2000:]
     df = analysis.load(tmp_path / "run")
     assert len(df) == 2 and set(df.status) <= {"ok", "diverged"}, df.reason.tolist()
+
+
+def write_ambiguous_eval(folder: Path, seed: int = 0) -> None:
+    """Dev and test texts with two words of their label and two of another:
+    accuracy moves from epoch to epoch instead of jumping to 1."""
+    rng = random.Random(seed)
+    words = {"neg": ["awful", "dull", "bad"], "neu": ["table", "film", "plain"], "pos": ["great", "superb", "fun"]}
+    for split, n in (("dev", 60), ("test", 90)):
+        rows = ["text\tlabel"]
+        for i in range(n):
+            label = ["neg", "neu", "pos"][i % 3]
+            other = rng.choice([w for w in words if w != label])
+            text = [rng.choice(words[label]) for _ in range(2)] + [rng.choice(words[other]) for _ in range(2)]
+            rng.shuffle(text)
+            rows.append(" ".join(text) + f"\t{label}")
+        (folder / f"{split}.tsv").write_text("\n".join(rows) + "\n")
+
+
+def test_early_stopping_stops_before_max_epochs_and_keeps_the_best_dev_epochs_test_score(tmp_path):
+    """patience 1 of 12 epochs: the run stops at the first epoch that is not
+    better on dev, and the stored test score is the best dev epoch's, not the last's."""
+    sp = parse_space(toy_yaml(tmp_path, epochs=12).replace("patience: 12", "patience: 1"), "early.yaml")
+    write_ambiguous_eval(tmp_path)
+    assert sp.train.patience == 1 and sp.train.max_epochs == 12
+    rows = outcome(sp, trial(lr=3e-3, seed=2))
+    final = rows[-1]
+    assert final["status"] == "ok", final["reason"]
+    assert final["epochs_run"] < 12 and final["reason"].startswith("early stop"), final["reason"]
+    assert final["best_epoch"] == final["epochs_run"] - 1                 # patience 1: one epoch without gain
+    dev = [r["dev_score"] for r in rows]
+    assert dev[final["best_epoch"] - 1] >= max(dev) and dev[-1] <= dev[final["best_epoch"] - 1]
+    best_test, last_test = rows[final["best_epoch"] - 1]["test_score"], rows[-1]["test_score"]
+    assert best_test != last_test, "the fixture must tell the best dev epoch's test score from the last one's"
+    assert final["test_score_best"] == best_test

@@ -122,27 +122,36 @@ class TaggerModel(ModelBase):
 
     # ----------------------------------------------------------- Model API
     def train_epoch(self, epoch: int) -> float:
-        t = self.torch
         _set_lr(self.optimizer, self.s, epoch)
         self.net.train()
         total, count = 0.0, 0
         for n, rows in self.batches(self.train, shuffle=True):
-            g = self.train.groups[n]
-            words, cas, chars = self._tensors(g, rows)
-            loss = self.net.loss(words, cas, chars, t.from_numpy(g["tags"][rows]))
-            if not t.isfinite(loss):
+            loss = self.step(n, rows)
+            if not math.isfinite(loss):
                 return float("nan")
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            params = [p for p in self.net.parameters() if p.grad is not None]
-            if float(self.s["clip_value"]) > 0:
-                t.nn.utils.clip_grad_value_(params, float(self.s["clip_value"]))
-            if float(self.s["clip_norm"]) > 0:
-                t.nn.utils.clip_grad_norm_(params, float(self.s["clip_norm"]))
-            self.optimizer.step()
-            total += float(loss.detach()) * len(rows)
+            total += loss * len(rows)
             count += len(rows)
         return total / max(count, 1)
+
+    def step(self, n: int, rows) -> float:
+        """One optimizer step on the training sentences ``rows`` of length ``n``
+        (gradient clipping as configured); returns the batch loss before the
+        step (NaN, and no step, when it is not finite)."""
+        t = self.torch
+        g = self.train.groups[n]
+        words, cas, chars = self._tensors(g, rows)
+        loss = self.net.loss(words, cas, chars, t.from_numpy(g["tags"][rows]))
+        if not t.isfinite(loss):
+            return float("nan")
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        params = [p for p in self.net.parameters() if p.grad is not None]
+        if float(self.s["clip_value"]) > 0:
+            t.nn.utils.clip_grad_value_(params, float(self.s["clip_value"]))
+        if float(self.s["clip_norm"]) > 0:
+            t.nn.utils.clip_grad_norm_(params, float(self.s["clip_norm"]))
+        self.optimizer.step()
+        return float(loss.detach())
 
     def predict(self, split: _Split) -> list[list[str]]:
         """Predicted tags of every sentence, in file order, in the corpus's scheme."""
