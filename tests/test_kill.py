@@ -98,6 +98,20 @@ def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
         assert 0 < stored(out) < len(grid_keys)
         assert orphans > 0, "the process finder must see the Ray daemons a killed driver leaves"
 
+        # after the kills, before any rerun: every visible part is whole (temporary
+        # files may be left: a writer killed mid-file); the rerun must remove them,
+        # so one more is planted where a killed writer would have left it
+        visible = [p for folder in ("trials", "epochs") for p in (out / folder).glob("*.parquet")
+                   if not p.name.startswith(".")]
+        assert visible
+        for part in visible:
+            pq.read_table(part)
+        temporary = [p.name for folder in (out, out / "trials", out / "epochs") for p in folder.iterdir()
+                     if p.name.startswith(".tmp-")]
+        planted = out / "trials" / ".tmp-0123456789abcdef-c00000%2Fx%3Dy%2Fseed%3D1.parquet.partial"
+        planted.write_bytes(b"PAR1 half a file")
+        print(f"temporary files left by the kills: {temporary}")
+
         # the rerun completes the study
         proc = start()
         log = proc.communicate(timeout=300)[0].decode()
@@ -117,7 +131,7 @@ def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
     assert sorted(keys) == sorted(grid_keys), "every trial key exactly once"
     leftovers = [p.name for folder in (out, out / "trials", out / "epochs") for p in folder.iterdir()
                  if p.name.startswith(".tmp-")]
-    assert leftovers == [], f"partial files left: {leftovers}"
+    assert not planted.exists() and leftovers == [], f"partial files left after the rerun: {leftovers}"
     for p in list((out / "trials").glob("*.parquet")) + list((out / "epochs").glob("*.parquet")):
         pq.read_table(p)  # every part is whole
     statuses = table["status"].to_pylist()

@@ -4,6 +4,7 @@ server on loopback (moto's server mode in its own process), read back by
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -57,6 +58,54 @@ def s3_server():
         proc.wait(timeout=30)
 
 
+def assert_only_whole_objects(fs, root: str) -> None:
+    """Every object under ``root`` is a run-directory file, and whole: JSON that
+    parses, Parquet that reads (a partial upload would fail one or the other)."""
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    infos = [i for i in fs.get_file_info(pafs.FileSelector(root, recursive=True)) if i.type == pafs.FileType.File]
+    names = sorted(i.path[len(root) + 1:] for i in infos)
+    assert {"manifest.json", "configs.parquet"} <= set(names), names
+    for info, name in zip(sorted(infos, key=lambda i: i.path), names):
+        if name in ("manifest.json", "progress.json"):
+            with fs.open_input_stream(info.path) as fh:
+                json.loads(fh.read().decode())
+        else:
+            assert name == "configs.parquet" or name.split("/")[0] in ("trials", "epochs", "confusion"), name
+            assert name.endswith(".parquet"), name
+            pq.read_table(info.path, filesystem=fs)
+
+
+def test_a_failed_upload_leaves_no_object(s3_server, monkeypatch):
+    """A part whose writing fails half-way (here: inside the Parquet writer)
+    must not appear in the store, not even as a truncated object."""
+    import pyarrow as pa
+    import pyarrow.fs as pafs
+    import pyarrow.parquet as pq
+
+    from study.store import RunDir
+
+    for k, v in CREDENTIALS.items():
+        monkeypatch.setenv(k, v)
+    fs = pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{s3_server}", scheme="http", allow_bucket_creation=True)
+    fs.create_dir("failing")
+    rd = RunDir(f"s3://failing/run?endpoint_override=127.0.0.1:{s3_server}&scheme=http")
+    rd.prepare()
+    table = pa.table({"trial_key": ["c00000/x=a/seed=1"], "epoch": [1]})
+
+    def broken(self, *args, **kwargs):
+        raise OSError("the writer broke half-way")
+
+    monkeypatch.setattr(pq.ParquetWriter, "write_table", broken)
+    with pytest.raises(OSError, match="half-way"):
+        rd.write_trial("c00000/x=a/seed=1", table, table)
+    monkeypatch.undo()
+    objects = [i.path for i in fs.get_file_info(pafs.FileSelector("failing/run", recursive=True))
+               if i.type == pafs.FileType.File]
+    assert objects == [], f"a failed write left {objects}"
+
+
 def test_a_study_writes_its_run_directory_to_s3_and_resumes_there(s3_server, tmp_path, space_file, monkeypatch):
     import pyarrow.fs as pafs
 
@@ -78,9 +127,7 @@ def test_a_study_writes_its_run_directory_to_s3_and_resumes_there(s3_server, tmp
         assert "ran 0, skipped 12 already stored" in again.stderr
     finally:
         shutil.rmtree(ray_tmp, ignore_errors=True)
-    names = sorted(i.base_name for i in fs.get_file_info(pafs.FileSelector("results/studies/on-s3", recursive=True)))
-    assert "manifest.json" in names and "configs.parquet" in names
-    assert not any(n.startswith(".tmp-") or n.endswith(".partial") for n in names)
+    assert_only_whole_objects(fs, "results/studies/on-s3")
     df = analysis.load(uri)
     assert len(df) == 12 and df["trial_key"].is_unique and (df["status"] == "ok").all()
     assert analysis.compare(df, "classifier").best == "crf"

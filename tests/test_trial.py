@@ -46,9 +46,13 @@ def test_early_stopping_waits_exactly_patience_epochs():
     rows = run(patience=2)
     final = rows[-1]
     assert final["epochs_run"] == len(rows)
-    if final["epochs_run"] < 30:
-        assert final["epochs_run"] - final["best_epoch"] == 2
-        assert final["reason"].startswith("early stop")
+    # this fixed seed's dev curve stops improving long before max_epochs (30): the check always runs
+    assert final["epochs_run"] < 30, "the fixture must stop early"
+    assert final["epochs_run"] - final["best_epoch"] == 2
+    assert final["reason"].startswith("early stop")
+    # by hand from the reported dev scores: the best is the first maximum, and nothing after it is better
+    dev = [r["dev_score"] for r in rows]
+    assert final["best_epoch"] == dev.index(max(dev)) + 1
 
 
 def test_same_seed_same_scores():
