@@ -71,8 +71,16 @@ class RemoteRunDir(RunDir):
             raise UserError(f"{self.uri}: {path}", f"this Parquet object cannot be read ({exc}).",
                             "Delete it (its trial will run again) or restore it.") from None
 
+    def _put(self, data: bytes, path: str) -> None:
+        """Upload ``data`` as the object ``path`` in one request: a failure
+        before or during it leaves no object (nothing is streamed piecemeal)."""
+        with self.fs.open_output_stream(path) as fh:
+            fh.write(data)
+
     def _write_table(self, table: pa.Table, path: str) -> None:
-        pq.write_table(table, path, filesystem=self.fs)        # one object, visible when complete
+        buffer = pa.BufferOutputStream()
+        pq.write_table(table, buffer)           # serialised whole in memory first: a failure here uploads nothing
+        self._put(buffer.getvalue().to_pybytes(), path)
 
     def _delete(self, path: str) -> None:
         self.fs.delete_file(path)
@@ -120,8 +128,7 @@ class RemoteRunDir(RunDir):
             return fh.read().decode()
 
     def _write_json(self, data: dict[str, Any], path: str) -> None:
-        with self.fs.open_output_stream(path) as fh:          # one object, visible when complete
-            fh.write((json.dumps(data, indent=2, default=str) + "\n").encode())
+        self._put((json.dumps(data, indent=2, default=str) + "\n").encode(), path)
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         self._write_json(manifest, self.manifest_path)

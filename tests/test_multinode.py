@@ -101,6 +101,13 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(run_dir, sp
         raylet.kill()
         stdout, stderr = driver.communicate(timeout=400)
         assert driver.returncode == 0, stderr[-3000:]
+        # while the cluster still runs: `ray start` wrote its address file into the
+        # test's own temp dir, and no global address file points at this cluster
+        # (a later `ray.init(address="auto")` elsewhere must not find it)
+        own = Path(head_tmp) / "ray_current_cluster"
+        assert own.is_file() and own.read_text().strip().endswith(f":{port}"), sorted(os.listdir(head_tmp))
+        default = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+        assert not default.is_file() or not default.read_text().strip().endswith(f":{port}")
     finally:
         if driver is not None and driver.poll() is None:
             driver.kill()
@@ -110,7 +117,6 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(run_dir, sp
         shutil.rmtree(head_tmp, ignore_errors=True)      # with it the address file `ray start` wrote
         shutil.rmtree(worker_tmp, ignore_errors=True)
     assert left == []
-    assert not os.path.exists(os.path.join(head_tmp, "ray", "ray_current_cluster"))
     df = analysis.load(out)
     assert len(df) == 10 and df["trial_key"].is_unique and (df["status"] == "ok").all()
     assert df["node"].nunique() == 2

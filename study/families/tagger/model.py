@@ -133,6 +133,17 @@ class TaggerModel(ModelBase):
             count += len(rows)
         return total / max(count, 1)
 
+    def batch_loss(self, n: int, rows) -> float:
+        """The loss of the training sentences ``rows`` of length ``n`` as the
+        network stands, without dropout and without a step."""
+        g = self.train.groups[n]
+        self.net.eval()
+        try:
+            with self.torch.no_grad():
+                return float(self.net.loss(*self._tensors(g, rows), self.torch.from_numpy(g["tags"][rows])))
+        finally:
+            self.net.train()
+
     def step(self, n: int, rows) -> float:
         """One optimizer step on the training sentences ``rows`` of length ``n``
         (gradient clipping as configured); returns the batch loss before the
