@@ -238,6 +238,7 @@ def parse_space(text: str, path: str = "<string>") -> Space:
     samples = v.integer(mapping["samples"], "samples", minimum=1)
     seeds = v.seeds(mapping["seeds"])
     compare = v.compare(mapping["compare"])
+    v.grid_size(samples, seeds, compare)
     task = v.mapping(mapping.get("task", {}) or {}, "task")
     sampler_seed = v.integer(mapping.get("sampler_seed", 0), "sampler_seed", minimum=0)
     sampler = v.one_of(mapping.get("sampler", "random"), "sampler", SAMPLERS)

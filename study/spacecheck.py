@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 from typing import Any
 
@@ -17,7 +18,21 @@ from .errors import UserError
 from .schema import RESERVED_NAMES, Scalar, Train
 from .space import DISTRIBUTIONS, RESOURCE_KEYS, TRAIN_KEYS, Param, Resources, type_name
 
-__all__ = ["SpaceValidator"]
+__all__ = ["SpaceValidator", "max_trials", "MAX_TRIALS", "LIMIT_ENV"]
+
+#: trials per study at most (the grid, its keys and the driver's bookkeeping live in memory)
+MAX_TRIALS = 10_000_000
+LIMIT_ENV = "SEEDSWEEP_MAX_TRIALS"
+
+
+def max_trials() -> int:
+    """The trial limit: ``$SEEDSWEEP_MAX_TRIALS`` when set, else :data:`MAX_TRIALS`."""
+    text = os.environ.get(LIMIT_ENV, "").strip()
+    if not text:
+        return MAX_TRIALS
+    if not text.isdigit() or int(text) < 1:
+        raise UserError(f"${LIMIT_ENV}={text}", "not a positive whole number.", "Give a number of trials, e.g. 50000000.")
+    return int(text)
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -140,6 +155,15 @@ class SpaceValidator:
                               "Use options without '=' and without surrounding spaces.")
             out.append((name, opts))
         return tuple(out)
+
+    def grid_size(self, samples: int, seeds: tuple[int, ...], compare) -> None:
+        """Refuse a trial grid over the limit before anything samples it."""
+        limit = max_trials()
+        trials = samples * sum(len(options) for _, options in compare) * len(seeds)
+        if trials > limit:
+            self.fail("samples", f"{samples:,} configurations x {sum(len(o) for _, o in compare)} options x "
+                      f"{len(seeds)} seeds = {trials:,} trials, over the limit of {limit:,} trials per study.",
+                      f"Lower samples or seeds, or raise the limit with the environment variable {LIMIT_ENV}.")
 
     def param_name(self, name: str, key: str) -> None:
         if not _NAME.match(name):

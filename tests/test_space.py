@@ -131,3 +131,19 @@ def test_a_corrupt_part_is_a_user_error_naming_the_file(tmp_path, capsys):
 def test_status_of_a_folder_that_is_not_a_run_directory(tmp_path, capsys):
     assert main(["status", str(tmp_path)]) == 2
     assert "no manifest.json" in capsys.readouterr().err
+
+
+def test_a_grid_over_the_limit_is_refused_by_check_and_run_before_anything_is_sampled(space_file, tmp_path, capsys,
+                                                                                        monkeypatch):
+    path = space_file(GOOD.replace("samples: 4", "samples: 100000000000"))
+    out = tmp_path / "run"
+    for argv in (["check", str(path)], ["run", str(path), "--out", str(out)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{path}: samples" in err and "400,000,000,000 trials" in err and "10,000,000" in err, err
+        assert "SEEDSWEEP_MAX_TRIALS" in err
+    assert not out.exists()
+    monkeypatch.setenv("SEEDSWEEP_MAX_TRIALS", "15")
+    assert main(["check", str(space_file(GOOD))]) == 2                 # 4 x 2 x 2 = 16 > 15
+    monkeypatch.setenv("SEEDSWEEP_MAX_TRIALS", "16")
+    assert main(["check", str(space_file(GOOD))]) == 0
