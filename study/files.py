@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["TMP_PREFIX", "write_table", "write_text", "write_json", "file_sha256", "stable_hash", "is_uri"]
+__all__ = ["TMP_PREFIX", "write_table", "write_bytes", "write_text", "write_json", "file_sha256", "stable_hash", "is_uri"]
 
 #: Name prefix of a file still being written (readers skip it; ``prepare`` removes it).
 TMP_PREFIX = ".tmp-"
@@ -42,16 +42,21 @@ def write_table(table: pa.Table, path: str | Path) -> None:
             tmp.unlink()
 
 
-def write_text(text: str, path: str | Path) -> None:
-    """Write ``text`` to ``path`` atomically (temporary name, then rename)."""
+def write_bytes(data: bytes, path: str | Path) -> None:
+    """Write ``data`` to ``path`` atomically (temporary name, then rename)."""
     path = Path(path)
     tmp = _temporary(path)
     try:
-        tmp.write_text(text)
+        tmp.write_bytes(data)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def write_text(text: str, path: str | Path) -> None:
+    """Write ``text`` to ``path`` atomically (temporary name, then rename)."""
+    write_bytes(text.encode(), path)
 
 
 def write_json(data: dict[str, Any], path: str | Path) -> None:

@@ -159,9 +159,10 @@ class SpaceValidator:
     def grid_size(self, samples: int, seeds: tuple[int, ...], compare) -> None:
         """Refuse a trial grid over the limit before anything samples it."""
         limit = max_trials()
-        trials = samples * sum(len(options) for _, options in compare) * len(seeds)
+        options = sum(len(o) for _, o in compare)
+        trials = samples * options * len(seeds)
         if trials > limit:
-            self.fail("samples", f"{samples:,} configurations x {sum(len(o) for _, o in compare)} options x "
+            self.fail("samples", f"{samples:,} configurations x {options} options x "
                       f"{len(seeds)} seeds = {trials:,} trials, over the limit of {limit:,} trials per study.",
                       f"Lower samples or seeds, or raise the limit with the environment variable {LIMIT_ENV}.")
 

@@ -33,6 +33,8 @@ random subset of that many training examples, the same for every trial.
 from __future__ import annotations
 
 import csv
+import functools
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +42,7 @@ from pathlib import Path
 from ..errors import UserError
 from .datasets import DatasetInfo, resolve_files, subset_rows
 
-__all__ = ["Labelled", "Dataset", "read_sst_trees", "read_table", "load_sentences", "SENTENCE_DATASETS",
+__all__ = ["Labelled", "Dataset", "read_sst_trees", "read_table", "load_sentences", "cached_sentences", "SENTENCE_DATASETS",
            "TASK_KEYS"]
 
 SENTENCE_DATASETS = ("sst5", "sst2", "table")
@@ -199,6 +201,13 @@ def _subset(split: Labelled, n: int | None, seed: int) -> Labelled:
 def _sst_files(task: dict) -> dict[str, Path]:
     info = DatasetInfo("sst5", {"train": "train.txt", "dev": "dev.txt", "test": "test.txt"}, lambda f, t: None)
     return resolve_files(info, task.get("path"), fetch=False)
+
+
+@functools.lru_cache(maxsize=4)
+def cached_sentences(task_json: str) -> Dataset:
+    """:func:`load_sentences` of the task given as sorted JSON, kept per worker
+    process: the trials a worker runs read their data once."""
+    return load_sentences(json.loads(task_json))
 
 
 def load_sentences(task: dict) -> Dataset:

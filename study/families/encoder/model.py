@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
 import re
@@ -14,10 +15,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ...errors import UserError
-from ...files import TMP_PREFIX, stable_hash
+from ...files import stable_hash, write_bytes
 from ..base import ModelBase, check_settings
 from ..models import load_failure, model_source, parse_model
-from ..sentences import Dataset, load_sentences
+from ..sentences import cached_sentences
 from .dispersion import dispersion, knn_accuracy
 from .family import LIMITS, settings_of, vectors_source
 
@@ -123,11 +124,6 @@ def cache_key(s: dict[str, Any], task_json: str, split: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-@functools.lru_cache(maxsize=4)
-def _dataset(task_json: str) -> Dataset:
-    return load_sentences(json.loads(task_json))
-
-
 @functools.lru_cache(maxsize=8)
 def _memory(key: str, texts: tuple[str, ...], settings_json: str) -> np.ndarray:
     return embed(list(texts), json.loads(settings_json))
@@ -148,14 +144,9 @@ def cached_embeddings(cache_dir: str | None, key: str, texts: list[str], s: dict
             pass                                     # unreadable: computed again and replaced
     vectors = embed(texts, s)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f"{TMP_PREFIX}{os.getpid()}-{path.name}.partial"
-    try:
-        with open(tmp, "wb") as fh:
-            np.save(fh, vectors)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    buffer = io.BytesIO()
+    np.save(buffer, vectors)
+    write_bytes(buffer.getvalue(), path)
     return vectors
 
 
@@ -168,7 +159,7 @@ class EncoderModel(ModelBase):
         self.s = s = settings_of(space, hparams)
         check_settings(s, LIMITS, space.path, "encoder")
         task_json = json.dumps(space.task, sort_keys=True)
-        data = _dataset(task_json)
+        data = cached_sentences(task_json)
         self.label_names = data.label_names
         self.draw = [seed, stable_hash(config_id)]       # the same sentences for every option of a draw
         t0 = time.perf_counter()

@@ -12,7 +12,7 @@ import numpy as np
 from ..base import ModelBase, check_settings
 from ..models import load_failure, parse_model
 from .family import LIMITS, TINY, model_source, settings_of
-from ..sentences import Dataset, load_sentences
+from ..sentences import cached_sentences
 
 if TYPE_CHECKING:
     from ...space import Space
@@ -21,11 +21,6 @@ __all__ = ["TransformerModel"]
 
 EVAL_BATCH = 128
 LOSS_FALL = 1e-3    # a "falling" loss: an epoch mean below the first epoch's by this relative margin
-
-
-@functools.lru_cache(maxsize=4)
-def _dataset(task_json: str) -> Dataset:
-    return load_sentences(json.loads(task_json))
 
 
 @functools.lru_cache(maxsize=4)
@@ -39,7 +34,7 @@ def _tokenizer(source: str):
 def _encoded(task_json: str, source: str, max_length: int):
     """Token ids of every split (truncated to ``max_length``), shared by the
     trials of one worker process."""
-    data = _dataset(task_json)
+    data = cached_sentences(task_json)
     tok = _tokenizer(source)
     out = {}
     for split in ("train", "dev", "test"):
@@ -65,7 +60,7 @@ class TransformerModel(ModelBase):
         self.s = s = settings_of(space, hparams)
         check_settings(s, LIMITS, space.path, "transformer")
         task_json = json.dumps(space.task, sort_keys=True)
-        self.data = _dataset(task_json)
+        self.data = cached_sentences(task_json)
         source = model_source(s["model"])
         try:
             self.splits, self.pad_id = _encoded(task_json, source, int(s["max_length"]))
