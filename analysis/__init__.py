@@ -10,9 +10,10 @@ Statistics are pure functions of DataFrames/arrays; randomness comes from a
 """
 
 from .agreement import RankAgreement, rank_agreement
-from .aso import ASOResult, aso
-from .evp import expected_max, expected_max_sd
-from .importance import importance
+from .aso import ASOResult, aso, aso_matrix
+from .dominance import Dominance, dominance
+from .evp import expected_max, expected_max_sd, expected_selected
+from .importance import Importance, fanova, importance
 from .imported import import_csv
 from .improvement import Improvement, p_improvement
 from .load import load, load_epochs
@@ -26,5 +27,6 @@ __all__ = [
     "load", "load_epochs", "compare", "compare_tasks", "Comparison", "seed_variance", "seed_distribution",
     "seed_distributions", "ks_test", "aso", "ASOResult", "p_improvement", "Improvement", "expected_max",
     "expected_max_sd", "holm", "importance", "comparison_table", "seed_variance_table", "Table", "report",
-    "export_csv", "import_csv", "rank_agreement", "RankAgreement",
+    "export_csv", "import_csv", "rank_agreement", "RankAgreement", "aso_matrix", "dominance", "Dominance",
+    "expected_selected", "fanova", "Importance",
 ]

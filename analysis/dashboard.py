@@ -7,19 +7,26 @@ the run directory changed (a new trial part, a compaction, the driver's
 progress file); only then are the trials read again and the figures redrawn,
 so a study running over a weekend can be watched without reloading.
 
-The figures are those of :mod:`analysis.figures`, with the same ids; the
-comparison shown is chosen with the ``choice`` selector, and rows can be
-narrowed by task and by the values of one other hyperparameter.
+The figures are those of :mod:`analysis.figures` and
+:mod:`analysis.statfigures`, with the same ids; the comparison shown is
+chosen with the ``choice`` selector, and rows can be narrowed by task and by
+the values of one other hyperparameter. The statistics behind a selection
+are computed once (:class:`_Views`) and shared by its figures; the
+importance figure's forests grow in a background thread and the figure
+appears when they are done, without holding up the others.
 """
 
 from __future__ import annotations
 
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from study.store import RunDir
 
 from . import figures as F
+from . import statfigures as SF
+from .insights import choice_stats, importance_by_task
 from .report import rows_where
 
 __all__ = ["create_app", "serve", "signature"]
@@ -41,6 +48,10 @@ class _Views:
         self.lock = threading.Lock()
         self.key: str | None = None
         self.view: F.RunView | None = None
+        self.computed: dict[tuple, tuple] = {}          # selection -> (by_task, ChoiceStats), this view only
+        self.compute_lock = threading.Lock()
+        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-importance")
+        self.importance: dict[tuple, Future] = {}
 
     def get(self, key: str | None = None) -> F.RunView:
         with self.lock:
@@ -48,7 +59,27 @@ class _Views:
             if self.view is None or key != self.key:
                 self.view = F.load_view(self.run_dir)
                 self.key = key
+                self.computed = {}
             return self.view
+
+    def selection(self, view: F.RunView, spec, df, selection: tuple) -> tuple:
+        """(by_task, ChoiceStats) of ``spec`` on the selected rows ``df``, computed once per view."""
+        with self.compute_lock:
+            computed = self.computed if view is self.view else {}
+            if selection not in computed:
+                by_task = F.compare_view(view, spec, df)
+                computed[selection] = (by_task, choice_stats(df, spec, by_task, view.results))
+            return computed[selection]
+
+    def importance_of(self, version: str | None, view: F.RunView, spec, df, selection: tuple) -> Future:
+        """The importance of ``spec`` on ``df`` per task, computing in the background."""
+        key = (version, selection)
+        with self.compute_lock:
+            if key not in self.importance:
+                if len(self.importance) > 32:
+                    self.importance = {k: f for k, f in self.importance.items() if not f.done()}
+                self.importance[key] = self.background.submit(importance_by_task, df, spec, view.results)
+            return self.importance[key]
 
 
 def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
@@ -85,6 +116,13 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         ]),
         html.Div(style=grid, children=[graph("winshares"), graph("distribution"), graph("differences"),
                                        graph("sigma"), graph("seed-distribution"), graph("seeds")]),
+        html.H3("tuning budget, importance and dominance"),
+        html.Div(style=grid, children=[graph("evp"), graph("importance")]),
+        dcc.Interval(id="importance-poll", interval=500, disabled=True),
+        graph("dominance"),
+        html.Div(children=[html.Label("colour the configurations by "), dcc.RadioItems(
+            id="parallel-color", options=list(SF.PARALLEL_COLORS), value="score", inline=True)]),
+        graph("parallel"),
         html.H3("single trials"),
         dcc.Dropdown(id="trials", options=[], multi=True, placeholder="trials for curves and confusion"),
         html.Div(style=grid, children=[graph("curves"), graph("confusion")]),
@@ -133,10 +171,41 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
             empty = F.empty_figure("winshares", "this run directory names no comparisons")
             return (empty, F.empty_figure("distribution", ""), F.empty_figure("differences", ""), F.empty_figure("sigma", ""),
                     F.seed_distribution_figure(df, None), F.seeds_figure(df, view.results), F.problems_figure(df))
-        by_task = F.compare_view(view, spec, df)
+        by_task, _ = views.selection(view, spec, df, (choice, task, column, tuple(values or ())))
         return (F.winshares_figure(by_task, spec), F.distribution_figure(by_task, spec),
                 F.differences_figure(by_task, spec), F.sigma_figure(by_task, spec),
                 F.seed_distribution_figure(df, spec), F.seeds_figure(df, view.results), F.problems_figure(df))
+
+    @app.callback(Output("evp", "figure"), Output("dominance", "figure"), Output("parallel", "figure"),
+                  Input("version", "data"), Input("choice", "value"), Input("task", "value"),
+                  Input("filter-column", "value"), Input("filter-values", "value"), Input("parallel-color", "value"))
+    def _insights(version, choice, task, column, values, color):
+        view = views.get(version)
+        spec = view.spec(choice)
+        if spec is None:
+            why = "this run directory names no comparisons"
+            return (F.empty_figure("evp", why), F.empty_figure("dominance", why), F.empty_figure("parallel", why))
+        df = _rows(view, task, column, values)
+        _, stats = views.selection(view, spec, df, (choice, task, column, tuple(values or ())))
+        return SF.evp_figure(stats), SF.dominance_figure(stats), SF.parallel_figure(stats, color or "score")
+
+    @app.callback(Output("importance", "figure"), Output("importance-poll", "disabled"),
+                  Input("version", "data"), Input("choice", "value"), Input("task", "value"),
+                  Input("filter-column", "value"), Input("filter-values", "value"),
+                  Input("importance-poll", "n_intervals"))
+    def _importance(version, choice, task, column, values, _):
+        """Started in the background; polled every half second until it is done."""
+        view = views.get(version)
+        spec = view.spec(choice)
+        if spec is None:
+            return F.empty_figure("importance", "this run directory names no comparisons"), True
+        df = _rows(view, task, column, values)
+        future = views.importance_of(version, view, spec, df, (choice, task, column, tuple(values or ())))
+        if not future.done():
+            fig = F.empty_figure("importance", f"{spec.name}: computing the importance of the hyperparameters …")
+            fig.layout.meta = {"id": "importance", "empty": True, "pending": True}
+            return fig, False
+        return SF.importance_figure(future.result(), spec.name), True
 
     @app.callback(Output("trials", "options"), Output("trials", "value"), Input("choice", "value"),
                   Input("version", "data"), State("trials", "value"))

@@ -11,6 +11,13 @@ With ``replace=False`` the n draws are a random subset of the N runs:
     E[max of n] = Σ_i v_(i) · C(i−1, n−1) / C(N, n),     n ≤ N,
 
 so n = 1 gives the mean and n = N the maximum. The curve never decreases.
+
+Selecting by one score and reporting another (:func:`expected_selected`):
+Dodge et al.'s curves choose the run with the best *dev* score among the n
+drawn and plot its *test* score. The same weights apply to the runs sorted
+by dev score; runs tied on dev share the mean of their test scores (a tie at
+the top is broken uniformly at random), so without replacement n = 1 gives
+the mean test score and n = N the test score of the best-dev run.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from scipy.special import gammaln
 
 from .scores import finite_scores
 
-__all__ = ["expected_max", "expected_max_sd"]
+__all__ = ["expected_max", "expected_max_sd", "expected_selected", "log_grid"]
 
 
 def _weights(N: int, n: int, replace: bool) -> np.ndarray:
@@ -71,3 +78,61 @@ def expected_max_sd(scores: Sequence[float], n: int | Sequence[int] | None = Non
         mean = w @ v
         out.append(float(np.sqrt(max(0.0, w @ (v ** 2) - mean ** 2))))
     return np.array(out)
+
+
+def expected_selected(dev: Sequence[float], test: Sequence[float], n: int | Sequence[int] | None = None, *,
+                      replace: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Expected test score of the best-dev run among n draws, and its standard
+    deviation, for n = 1 … N (or the given n). Runs without a finite dev and
+    test score are left out (:mod:`analysis.scores`).
+
+    >>> mean, sd = expected_selected([0.1, 0.5, 0.9], [0.3, 0.2, 0.7])
+    >>> mean.round(4).tolist(), round(float(sd[-1]), 6)
+    ([0.4, 0.5333, 0.7], 0.0)
+    """
+    dev = np.asarray(dev, dtype=float).reshape(-1)
+    test = np.asarray(test, dtype=float).reshape(-1)
+    if len(dev) != len(test):
+        raise ValueError(f"dev and test scores need equal lengths, got {len(dev)} and {len(test)}")
+    ok = np.isfinite(dev) & np.isfinite(test)
+    dev, test = dev[ok], test[ok]
+    N = len(dev)
+    if N == 0:
+        raise ValueError("expected validation performance needs at least one run with dev and test scores")
+    order = np.lexsort((test, dev))
+    dev, test = dev[order], test[order]
+    _, group, counts = np.unique(dev, return_inverse=True, return_counts=True)
+    group = group.reshape(-1)
+    mean_t = (np.bincount(group, weights=test) / counts)[group]          # ties share their mean
+    mean_t2 = (np.bincount(group, weights=test ** 2) / counts)[group]
+    ns = np.arange(1, N + 1) if n is None else np.atleast_1d(np.asarray(n, dtype=int))
+    w = _weight_matrix(N, ns, replace)
+    means = w @ mean_t
+    return means, np.sqrt(np.maximum(0.0, w @ mean_t2 - means ** 2))
+
+
+def _weight_matrix(N: int, ns: np.ndarray, replace: bool) -> np.ndarray:
+    """:func:`_weights` for every n in ``ns`` at once (rows)."""
+    if replace:
+        return np.vstack([_weights(N, int(k), True) for k in ns]) if len(ns) else np.zeros((0, N))
+    if np.any(ns > N):
+        raise ValueError(f"without replacement n must be ≤ N = {N}, got {int(ns.max())}")
+    i = np.arange(1, N + 1, dtype=float)[None, :]
+    n = ns.astype(float)[:, None]
+    ok = i >= n
+    k = i - 1
+    with np.errstate(invalid="ignore"):
+        logc = gammaln(k + 1) - gammaln(n) - gammaln(np.where(ok, k - n + 2, 1.0))
+        logn = gammaln(N + 1) - gammaln(n + 1) - gammaln(N - n + 1)
+    return np.where(ok, np.exp(logc - logn), 0.0)
+
+
+def log_grid(N: int, points: int = 60) -> np.ndarray:
+    """About ``points`` integers from 1 to N, evenly spaced on a log axis (1 and N included).
+
+    >>> log_grid(10, 5).tolist()
+    [1, 2, 3, 6, 10]
+    """
+    if N < 1:
+        return np.zeros(0, dtype=int)
+    return np.unique(np.round(np.geomspace(1, N, min(points, N))).astype(int))

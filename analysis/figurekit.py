@@ -28,3 +28,38 @@ TABLE_MARGIN = {"t": 90, "b": 20, "l": 40, "r": 40}
 def table_height(rows: int) -> int:
     """Title, header (two lines at most) and rows of a go.Table figure."""
     return 90 + 20 + 60 + 30 * rows
+
+
+def fast_figure(data: list[dict], layout: dict) -> go.Figure:
+    """A figure from plain trace and layout dicts, without plotly's per-value
+    validation (the large figures of the R&G report spend seconds in it); the
+    dicts must be valid plotly JSON, which the browser tests check."""
+    return go.Figure(data=data, layout=layout, _validate=False)
+
+
+def axes_grid(rows: int, cols: int, titles: list[str], *, hspace: float = 0.08, vspace: float = 0.1
+              ) -> tuple[dict, list[dict], callable]:
+    """Layout axes for a rows × cols grid of subplots (row-major titles),
+    their title annotations and ``ref(r, c) -> ("x3", "y3")`` (1-based)."""
+    width = (1 - hspace * (cols - 1)) / cols
+    height = (1 - vspace * (rows - 1)) / rows
+    layout: dict = {}
+    notes = []
+
+    def ref(r: int, c: int) -> tuple[str, str]:
+        i = (r - 1) * cols + c
+        return ("x" if i == 1 else f"x{i}"), ("y" if i == 1 else f"y{i}")
+
+    for r in range(1, rows + 1):
+        for c in range(1, cols + 1):
+            x, y = ref(r, c)
+            x0 = (c - 1) * (width + hspace)
+            y1 = 1 - (r - 1) * (height + vspace)
+            clip = lambda v: min(1.0, max(0.0, round(v, 6)))  # noqa: E731
+            layout["xaxis" + x[1:]] = {"domain": [clip(x0), clip(x0 + width)], "anchor": y}
+            layout["yaxis" + y[1:]] = {"domain": [clip(y1 - height), clip(y1)], "anchor": x}
+            k = (r - 1) * cols + c - 1
+            if k < len(titles):
+                notes.append({"text": titles[k], "x": x0 + width / 2, "y": y1, "xref": "paper", "yref": "paper",
+                              "xanchor": "center", "yanchor": "bottom", "showarrow": False, "font": {"size": 14}})
+    return layout, notes, ref

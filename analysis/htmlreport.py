@@ -15,6 +15,7 @@ installed; ``BROWSER_PATH`` names another browser binary.
 from __future__ import annotations
 
 import html
+import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -39,25 +40,75 @@ th:first-child, td:first-child { text-align: left; }
 """
 
 
+# WebGL figures (parallel coordinates) are drawn only while they are on screen:
+# a browser keeps about 16 WebGL contexts alive and drops the oldest, and
+# software rendering of many at once makes the page take a minute to open.
+_LAZY_JS = """
+(function () {
+  const config = %s;
+  const shown = new Set();
+  const observer = new IntersectionObserver(entries => entries.forEach(entry => {
+    const div = entry.target;
+    if (entry.isIntersecting && !shown.has(div)) {
+      const spec = JSON.parse(document.getElementById(div.id + '-figure').textContent);
+      shown.add(div);
+      Plotly.newPlot(div, spec.data, spec.layout, config);
+    } else if (!entry.isIntersecting && shown.has(div)) {
+      shown.delete(div);
+      Plotly.purge(div);
+    }
+  }), {rootMargin: '200px'});
+  document.querySelectorAll('div.lazy-figure').forEach(div => observer.observe(div));
+})();
+"""
+
+
+def _webgl(fig) -> bool:
+    return any(t.type in ("parcoords", "scattergl", "splom") for t in fig.data)
+
+
+def _lazy(fig, fig_id: str) -> str:
+    """A placeholder of the figure's height and its JSON, drawn by _LAZY_JS when scrolled to."""
+    spec = pio.to_json(fig, validate=False).replace("</", "<\\/")
+    height = int(fig.layout.height or 500)
+    return (f"<div id='{html.escape(fig_id)}' class='lazy-figure' style='height:{height}px'></div>"
+            f"<script type='application/json' id='{html.escape(fig_id)}-figure'>{spec}</script>")
+
+
 def slug(name: str) -> str:
     """A figure-id-safe form of a comparison name."""
     return re.sub(r"[^A-Za-z0-9_-]+", "-", str(name)).strip("-") or "x"
 
 
-def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0) -> list[tuple[str, str, object]]:
-    """(section title, figure id, figure) for every figure of the report, in order."""
+def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, computed=None
+                   ) -> list[tuple[str, str, object]]:
+    """(section title, figure id, figure) for every figure of the report, in
+    order; ``computed``: :func:`analysis.insights.compute` of the view, if computed already."""
+    from .insights import compute
+    from .statfigures import dominance_figure, evp_figure, importance_figure, parallel_figure
+
+    if computed is None:
+        computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
     out: list[tuple[str, str, object]] = [("Progress", "progress", F.progress_figure(view))]
     for spec in view.specs:
-        by_task = F.compare_view(view, spec, n_bootstrap=n_bootstrap, seed=seed)
+        by_task = computed.by_task[spec.name]
+        stats = computed.stats[spec.name]
         s = slug(spec.name)
         title = spec.name if spec.name == spec.choice else f"{spec.name} ({spec.choice})"
         out += [(f"Comparison: {title}", f"winshares-{s}", F.winshares_figure(by_task, spec, f"winshares-{s}")),
                 ("", f"distribution-{s}", F.distribution_figure(by_task, spec, f"distribution-{s}")),
                 ("", f"differences-{s}", F.differences_figure(by_task, spec, f"differences-{s}")),
-                ("", f"sigma-{s}", F.sigma_figure(by_task, spec, f"sigma-{s}"))]
+                ("", f"sigma-{s}", F.sigma_figure(by_task, spec, f"sigma-{s}")),
+                ("", f"dominance-{s}", dominance_figure(stats, f"dominance-{s}")),
+                ("", f"evp-{s}", evp_figure(stats, f"evp-{s}")),
+                ("", f"parallel-{s}", parallel_figure(stats, "score", f"parallel-{s}"))]
         if not view.imported:
             out.append(("", f"seed-distribution-{s}",
                         F.seed_distribution_figure(view.df, spec, f"seed-distribution-{s}")))
+    for i, group in enumerate(computed.importance):
+        fig_id = "importance" if len(computed.importance) == 1 else f"importance-{slug(group.spec.name)}"
+        out.append(("Hyperparameter importance" if i == 0 else "", fig_id,
+                    importance_figure(group.by_task, ", ".join(group.names), fig_id)))
     out.append(("Seed variance", "seeds", F.seeds_figure(view.df, view.results)))
     if not view.imported:
         keys = F.default_trials(view.df, view.spec(None))
@@ -71,7 +122,10 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0) -
 
 def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) -> str:
     """The report of ``run_dir`` as one HTML document (figures and tables)."""
+    from .insights import compute
+
     view = F.load_view(run_dir)
+    computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
     parts = [f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
              f"<title>seedsweep report: {html.escape(view.study)}</title><style>{_STYLE}</style>"
              f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>",
@@ -80,13 +134,17 @@ def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) 
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}. Scores are test scores at the best "
              "dev epoch; figures plot them as stored (fractions), tables in points.</p>"]
     config = {"displaylogo": False, "responsive": True}
-    for title, fig_id, fig in report_figures(view, n_bootstrap=n_bootstrap, seed=seed):
+    for title, fig_id, fig in report_figures(view, n_bootstrap=n_bootstrap, seed=seed, computed=computed):
         if title:
             parts.append(f"<h2>{html.escape(title)}</h2>")
-        parts.append(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=fig_id, config=config,
-                                 validate=False))
+        if _webgl(fig):
+            parts.append(_lazy(fig, fig_id))
+        else:
+            parts.append(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=fig_id, config=config,
+                                     validate=False))
     parts.append("<h2>Tables</h2>")
-    parts.append(report(run_dir, "html", n_bootstrap=n_bootstrap, seed=seed, df=view.df))
+    parts.append(report(run_dir, "html", n_bootstrap=n_bootstrap, seed=seed, computed=computed))
+    parts.append(f"<script type='text/javascript'>{_LAZY_JS % json.dumps(config)}</script>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
 

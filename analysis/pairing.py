@@ -57,11 +57,14 @@ def by_config(df: pd.DataFrame, choice: str) -> bool:
 def paired_rows(df: pd.DataFrame, choice: str, options: list[str] | None, score: str,
                  ignore: Iterable[str], results: Iterable[str], by: str | None = None
                  ) -> tuple[pd.DataFrame, list[str]]:
-    """Rows of ``choice`` as columns pair (int), label, option, score, status, group."""
+    """Rows of ``choice`` as arrays pair (int), label, option, score, status,
+    group, and each row's position in ``df`` (``index``)."""
     if score not in df.columns:
         raise KeyError(f"no score column {score!r}; columns are {list(df.columns)}")
     if by_config(df, choice):
-        rows = df[df["choice"] == choice]
+        mask = (df["choice"] == choice).fillna(False).to_numpy(dtype=bool)
+        rows = df[mask]
+        positions = np.flatnonzero(mask)
         # config ids may repeat across studies and tasks: a pair is (study, task, config_id)
         scope = [c for c in ("study", "task") if c in rows.columns and rows[c].nunique(dropna=False) > 1]
         pair = pair_ids(rows, scope + ["config_id"])
@@ -72,6 +75,7 @@ def paired_rows(df: pd.DataFrame, choice: str, options: list[str] | None, score:
         option = option_strings(rows["option"])
     elif choice in df.columns:
         rows = df
+        positions = np.arange(len(df))
         drop = {choice, score, *ignore, *results, *RESULT_COLUMNS}
         keys = [c for c in df.columns if c not in drop]
         pair = pair_ids(rows, keys)
@@ -90,13 +94,14 @@ def paired_rows(df: pd.DataFrame, choice: str, options: list[str] | None, score:
     opt = np.fromiter((code.get(o, -1) for o in option), dtype=np.int64, count=len(option))
     keep = opt >= 0
     return PairedRows(pair=np.asarray(pair)[keep], label=np.asarray(label, dtype=object)[keep], opt=opt[keep],
-                 score=rows[score].to_numpy(dtype=float)[keep], status=status[keep], group=group[keep]), options
+                 score=rows[score].to_numpy(dtype=float)[keep], status=status[keep], group=group[keep],
+                      index=positions[keep]), options
 
 
 @dataclass
 class PairedRows:
     """The rows of one choice as arrays: pairing key, display label, option
-    index, score, status and group (task)."""
+    index, score, status, group (task) and position in the source table."""
 
     pair: np.ndarray
     label: np.ndarray
@@ -104,9 +109,11 @@ class PairedRows:
     score: np.ndarray
     status: np.ndarray
     group: np.ndarray
+    index: np.ndarray
 
     def take(self, mask: np.ndarray) -> "PairedRows":
-        return PairedRows(*(getattr(self, f)[mask] for f in ("pair", "label", "opt", "score", "status", "group")))
+        return PairedRows(*(getattr(self, f)[mask] for f in ("pair", "label", "opt", "score", "status", "group",
+                                                            "index")))
 
 
 def finished(df: pd.DataFrame, score: str) -> pd.DataFrame:

@@ -65,7 +65,9 @@ def rows_where(df: pd.DataFrame, where: dict) -> pd.DataFrame:
     values (a comparison's row filter, the dashboard's filters)."""
     for col, allowed in where.items():
         if col in df.columns:
-            df = df[df[col].astype(str).isin([str(a) for a in allowed])]
+            s = df[col]
+            text = s if isinstance(s.dtype, pd.StringDtype) else s.astype(str)   # text already: no copy
+            df = df[text.isin([str(a) for a in allowed]).fillna(False).to_numpy(dtype=bool)]
     return df
 
 
@@ -104,23 +106,40 @@ def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap
 
 
 def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 1000, seed: int = 0,
-           df: pd.DataFrame | None = None) -> str:
-    """Every comparison table of ``run_dir`` and its seed-variance table, in
-    ``fmt`` (markdown, html or latex); ``df``: its trials, if already loaded."""
-    specs = comparisons_of(run_dir)
-    results = specs[1]
-    secs, df = sections(run_dir, df=df, n_bootstrap=n_bootstrap, seed=seed, specs=specs)
+           df: pd.DataFrame | None = None, computed=None) -> str:
+    """Every comparison table of ``run_dir`` with its dominance table, the
+    seed distributions, the importance tables and the seed-variance table, in
+    ``fmt`` (markdown, html or latex); ``df``: its trials, if already loaded;
+    ``computed``: :func:`analysis.insights.compute`'s result, if computed already."""
+    from .insights import compute
+    from .tables import dominance_table, importance_table
+
+    specs, results = comparisons_of(run_dir)
+    if computed is None:
+        computed = compute(as_categories(load(run_dir) if df is None else df), specs, results,
+                           n_bootstrap=n_bootstrap, seed=seed)
+    df = computed.df
     parts = []
-    for s in secs:
-        title = s.spec.name if s.spec.name == s.spec.choice else f"{s.spec.name} ({s.spec.choice})"
-        parts.append(comparison_table(s.by_task, options=s.spec.options).render(fmt, title=title))
-    if secs and read_import_spec(run_dir) is None:      # seedsweep runs: per-option seed distributions
-        for s in secs:
-            parts.append(option_distribution_table(option_distributions(df, s.spec.choice), s.spec.choice)
-                         .render(fmt, title=f"seed distribution per option: {s.spec.name}"))
-    if secs:
-        where = secs[0].spec.where
-        parts.append(seed_variance_table(seed_variance(rows_where(df, where), results=results))
+    for spec in specs:
+        title = spec.name if spec.name == spec.choice else f"{spec.name} ({spec.choice})"
+        parts.append(comparison_table(computed.by_task[spec.name], options=spec.options).render(fmt, title=title))
+        dom = computed.stats[spec.name].dominance
+        if any(d is not None for d in dom.values()):
+            parts.append(dominance_table(dom).render(fmt, title=f"dominance: {spec.name}"))
+    if specs and read_import_spec(run_dir) is None:      # seedsweep runs: per-option seed distributions
+        for spec in specs:
+            parts.append(option_distribution_table(option_distributions(df, spec.choice), spec.choice)
+                         .render(fmt, title=f"seed distribution per option: {spec.name}"))
+    for group in computed.importance:
+        covers = ", ".join(group.names)
+        for task, imp in group.by_task.items():
+            if isinstance(imp, str):
+                parts.append(f"(importance of {covers}, {task or 'all'}: {imp})")
+                continue
+            parts.append(importance_table(imp, task).render(
+                fmt, title=f"hyperparameter importance: {task or 'all'} (rows of {covers})"))
+    if specs:
+        parts.append(seed_variance_table(seed_variance(rows_where(df, specs[0].where), results=results))
                      .render(fmt, title="seed variance"))
     else:
         parts.append("(this run directory names no comparisons)")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Table", "comparison_table", "seed_variance_table", "DAGGER"]
+__all__ = ["Table", "comparison_table", "seed_variance_table", "importance_table", "dominance_table", "DAGGER"]
 
 DAGGER = "†"
 
@@ -78,7 +78,8 @@ class Table:
 
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
         "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-        DAGGER: r"$^\dagger$", "Δ": r"$\Delta$", "σ": r"$\sigma$", "−": "--", "–": "--"}
+        DAGGER: r"$^\dagger$", "Δ": r"$\Delta$", "σ": r"$\sigma$", "−": "--", "–": "--", "ε": r"$\varepsilon$",
+        "≻": r"$\succ$", "½": r"$\frac{1}{2}$"}
 
 
 def _tex(text: str) -> str:
@@ -178,3 +179,35 @@ def option_distribution_table(frame, choice: str) -> Table:
                         "gain: median of (best test epoch's score − the reported score at the best dev epoch). "
                         "Not ok: diverged or failed runs of the option (kept in the run directory)."],
                  numeric_from=2)
+
+
+def importance_table(imp, task: str) -> Table:
+    """fANOVA importance of one task (:class:`analysis.importance.Importance`), largest first."""
+    rows = [[str(i), name, _pct(v)] for i, (name, v) in enumerate(imp.importance.items(), 1)]
+    used = (f"a deterministic subsample of {imp.used} of its {imp.finished} finished rows" if imp.subsampled
+            else f"all {imp.finished} finished rows")
+    return Table(header=["Rank", "Hyperparameter", "Importance"], rows=rows, numeric_from=2,
+                 notes=[f"{task or 'all'}: fANOVA main effects of a seeded 32-tree random forest on {used}; "
+                        "shares of the explained variance, summing to 100%."])
+
+
+def dominance_table(by_task: dict) -> Table:
+    """Every ordered pair of options per task (:class:`analysis.dominance.Dominance` per task)."""
+    rows: list[list[str]] = []
+    level = conf = tau = None
+    for task, d in by_task.items():
+        if d is None:
+            continue
+        level, conf, tau = d.level, d.confidence, d.tau
+        for p in d.pairs:
+            rows.append([task or "all", p.a, p.b, f"{p.eps_min:.3f}", f"{p.p:.3f} [{p.p_ci[0]:.3f}, {p.p_ci[1]:.3f}]",
+                         _p(p.wilcoxon_holm)])
+    notes = []
+    if level is not None:
+        notes.append(f"ε_min: ASO upper bound of the share of A's quantile function below B's, at {100 * level:.3g}% "
+                     f"(Bonferroni over the ordered pairs); A dominates B when ε_min < {tau:g}. P(A > B): paired "
+                     f"share of configurations A wins (ties ½) with its {100 * conf:g}% bootstrap CI. Wilcoxon "
+                     "signed-rank p of the paired differences, Holm-adjusted over the pairs. On the configurations' "
+                     "mean scores over seeds.")
+    return Table(header=["Task", "A", "B", "ε_min(A ≻ B)", "P(A > B) [CI]", "Wilcoxon p (Holm)"], rows=rows,
+                 notes=notes, numeric_from=3)

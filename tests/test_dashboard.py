@@ -317,6 +317,19 @@ def test_the_rg2017_report_shows_the_five_tasks_and_the_papers_crf_shares(tmp_pa
     assert len(crf["x"]) == 5
     chunking = dict(zip(crf["x"], crf["y"]))
     assert chunking["Chunking"] == pytest.approx(0.951, abs=0.015)      # the paper: 95.2%
+    # every new figure: one importance for the eight comparisons (they share their rows), per-comparison others
+    ids = page.page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot, .lazy-figure')).map(gd => gd.id)")
+    page.page.locator("#parallel-classifier").scroll_into_view_if_needed()      # WebGL: drawn when on screen
+    page.wait("() => { const gd = document.getElementById('parallel-classifier'); return gd.data && gd.data.length; }")
+    for fig in ("evp", "dominance", "parallel"):
+        assert f"{fig}-classifier" in ids and f"{fig}-embeddings" in ids
+        assert not page.figure(f"{fig}-classifier")["meta"].get("empty")
+    importance = page.figure("importance")["meta"]
+    assert sorted(importance["importance"]) == ["Chunking", "Entities", "Events", "NER", "POS"]
+    assert all(used == 2000 < finished for used, finished in importance["rows"].values())   # subsampled
+    assert page.figure("parallel-classifier")["meta"]["axes"][:2] == ["Decoder", "task"]
+    text = html.read_text()
+    assert "dominance: embeddings" in text and "hyperparameter importance: POS" in text
     assert page.errors == []
     page.close()
 
@@ -336,3 +349,146 @@ def test_static_images_of_every_report_figure(tmp_path, fmt, magic):
     assert not [f for f in files if f.startswith(".tmp-")]
     for f in folder.iterdir():
         assert magic in f.read_bytes()[:200], f.name
+
+
+# ------------------------------------------------- evp, importance, dominance, parallel
+
+KNOWN = """
+name: known
+family: synthetic
+samples: 30
+seeds: 2
+compare:
+  classifier: [softmax, crf]
+  optimizer: [adam, sgd]
+task:
+  effects: {classifier: {crf: 0.01}, optimizer: {sgd: -0.15}}
+  noise: 0.003
+  spread: 0.02
+space:
+  dropout: {choice: [none, variational]}
+  lr: {loguniform: [1.0e-4, 1.0e-2]}
+train: {max_epochs: 4, patience: 2}
+"""
+STAT_FIGURES = ("evp", "importance", "dominance", "parallel")
+_TRACES = """id => { const gd = document.querySelector('#' + CSS.escape(id) + ' .js-plotly-plot')
+                        || document.getElementById(id);
+                     const plain = v => (ArrayBuffer.isView(v)) ? Array.from(v) : v;
+                     return gd.data.map(t => ({x: plain(t.x), y: plain(t.y), z: t.z, meta: t.meta, type: t.type,
+                         dimensions: (t.dimensions || []).map(d => ({label: d.label, values: plain(d.values),
+                                                                      ticktext: d.ticktext}))})); }"""
+
+
+def _decoded(v):
+    """A trace array as the page holds it: a list, or plotly's typed-array form {dtype, bdata}."""
+    import base64
+
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).tolist()
+    return v
+
+
+class _Traces:
+    def __call__(self, page_obj, fig_id):
+        traces = page_obj.evaluate(_TRACES, fig_id)
+        for t in traces:
+            t["x"], t["y"] = _decoded(t["x"]), _decoded(t["y"])
+            for d in t["dimensions"]:
+                d["values"] = _decoded(d["values"])
+        return traces
+
+
+def traces(page: "Page", fig_id: str) -> list[dict]:
+    """The traces of a figure on the page, arrays as lists."""
+    return _Traces()(page.page, fig_id)
+
+
+def assert_stat_figures_match_analysis(page: Page, df, suffix: str = "") -> None:
+    """``suffix``: the report's figure ids end in the comparison (``-optimizer``)."""
+    """The new figures plot the numbers of analysis's functions, computed here from the trials by hand."""
+    from analysis.aso import aso_matrix
+    from analysis.evp import expected_selected
+    from analysis.importance import fanova
+    from analysis.improvement import p_improvement
+
+    ok = df[df.status == "ok"]
+    # evp: the optimizer's curves; n = 1 is the mean test score, n = N the best-dev run's test score
+    lines = [t for t in traces(page, f"evp{suffix}") if isinstance(t["meta"], dict) and "option" in t["meta"]]
+    assert {t["meta"]["option"] for t in lines} == {"adam", "sgd"}
+    for t in lines:
+        runs = ok[(ok.choice == "optimizer") & (ok.option == t["meta"]["option"])]
+        mean, _ = expected_selected(runs.dev_score, runs.test_score, np.array(t["x"], dtype=int))
+        assert np.allclose(t["y"], mean, atol=1e-9, rtol=0)
+        assert t["x"][0] == 1 and t["x"][-1] == len(runs) == t["meta"]["N"]
+        assert t["y"][0] == pytest.approx(runs.test_score.mean(), abs=1e-9)
+        assert t["y"][-1] == pytest.approx(runs.test_score.loc[runs.dev_score.idxmax()], abs=1e-9)
+    # importance: the injected optimizer effect is the tallest bar of the optimizer comparison's rows
+    bars = traces(page, f"importance{suffix}")[0]
+    bars = dict(zip(bars["y"], bars["x"]))
+    assert max(bars, key=bars.get) == "optimizer"
+    rows = df[df.choice == "optimizer"]
+    theirs = fanova(rows, list(bars), max_rows=2000, n_trees=32).importance
+    assert bars == pytest.approx(theirs, abs=1e-9)
+    # dominance: adam dominates sgd (ε_min < 0.2); the cells equal aso_matrix and p_improvement
+    table = analysis.compare(df, "optimizer").table
+    cells = traces(page, f"dominance{suffix}")
+    eps = next(t for t in cells if t["meta"]["stat"] == "eps_min")
+    p = next(t for t in cells if t["meta"]["stat"] == "p")
+    assert eps["x"] == ["adam", "sgd"] and eps["y"] == ["adam", "sgd"]
+    m = aso_matrix([table["adam"], table["sgd"]], num_comparisons=2)
+    assert eps["z"][0][1] == pytest.approx(m[0][1].eps_min, abs=1e-9) and eps["z"][0][1] < 0.2
+    assert eps["z"][1][0] == pytest.approx(m[1][0].eps_min, abs=1e-9) and eps["z"][1][0] > 0.8
+    assert eps["z"][0][0] is None
+    assert p["z"][0][1] == pytest.approx(p_improvement(table["adam"], table["sgd"], paired=True).p, abs=1e-9)
+    assert p["z"][0][1] == pytest.approx((table["adam"] > table["sgd"]).mean(), abs=1e-9)    # by hand
+    # parallel: one line per (paired configuration, option) with its mean score, the choice's axis first
+    dims = traces(page, f"parallel{suffix}")[0]["dimensions"]
+    assert dims[0]["label"] == "optimizer" and dims[-1]["label"] == "score"
+    assert sorted(dims[-1]["values"]) == pytest.approx(sorted(table.to_numpy().ravel()), abs=1e-9)
+
+
+@pytest.mark.slow
+def test_the_statistics_figures_show_the_numbers_of_analysis_in_dashboard_and_report(tmp_path, browser, dashboard):
+    out = tmp_path / "run"
+    write_synthetic_run(out, KNOWN)
+    df = analysis.load(out)
+    url = dashboard(out)
+    page = Page(browser)
+    page.page.goto(url)
+    page.wait(FIGURE_READY, list(ALL_FIGURES) + ["evp", "dominance", "parallel"])
+    select(page, "choice", "optimizer")
+    page.wait("() => { const gd = document.querySelector('#dominance .js-plotly-plot');"
+              " return gd && gd.layout.meta && gd.layout.meta.choice === 'optimizer'; }")
+    page.wait("() => { const gd = document.querySelector('#importance .js-plotly-plot');"
+              " return gd && gd.layout.meta && gd.layout.meta.importance; }")      # drawn once the forests are grown
+    assert_stat_figures_match_analysis(page, df)
+    # the parallel figure can be coloured by the winning option
+    page.page.click("#parallel-color input[value='winner']")
+    page.wait("() => document.querySelector('#parallel .js-plotly-plot').layout.meta.color === 'winner'")
+    assert page.errors == []
+    page.close()
+
+    html = tmp_path / "report.html"
+    r = subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    page = open_report(browser, html)
+    ids = page.page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot, .lazy-figure')).map(gd => gd.id)")
+    for choice in ("classifier", "optimizer"):
+        for fig in ("evp", "dominance", "parallel"):
+            assert f"{fig}-{choice}" in ids
+    # seedsweep's own layout: each comparison has its own rows, so its own importance figure
+    assert {"importance-classifier", "importance-optimizer"} <= set(ids)
+    # the report's figures for the optimizer comparison, checked the same way; the parallel
+    # coordinates (WebGL) are drawn when scrolled to, and dropped again when scrolled away
+    assert page.page.evaluate("document.getElementById('parallel-optimizer').classList.contains('js-plotly-plot')") \
+        is False
+    page.page.locator("#parallel-optimizer").scroll_into_view_if_needed()
+    page.wait("() => { const gd = document.getElementById('parallel-optimizer'); return gd.data && gd.data.length; }")
+    assert_stat_figures_match_analysis(page, df, "-optimizer")
+    page.page.locator("#problems").scroll_into_view_if_needed()
+    page.wait("() => !document.getElementById('parallel-optimizer').data")       # purged off screen
+    text = html.read_text()
+    assert "dominance: optimizer" in text and "hyperparameter importance" in text
+    assert page.errors == [] and page.refused == []
+    page.close()

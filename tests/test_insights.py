@@ -1,0 +1,198 @@
+"""The statistics behind the evp, importance, dominance and parallel figures,
+each against an oracle computed another way: exact enumeration, brute force
+over a tree's whole space, another library (Optuna), exact binomial
+probabilities."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from analysis import compare
+from analysis.aso import _boot_quantiles, aso, aso_matrix
+from analysis.dominance import dominance
+from analysis.evp import expected_selected, log_grid
+from analysis.importance import fanova, tree_effects
+from analysis.improvement import p_improvement
+from analysis.insights import comparison_rows, hyperparameters
+from analysis.imported import ComparisonSpec
+from analysis.multiple import holm
+from analysis.tables import dominance_table, importance_table
+
+
+def _enumerated_selection(dev, test, n):
+    """Mean and sd of the test score of the best-dev run among every n-subset,
+    ties at the top broken uniformly (all equally likely)."""
+    first, second, count = 0.0, 0.0, 0
+    for subset in itertools.combinations(range(len(dev)), n):
+        top = max(dev[i] for i in subset)
+        tied = [test[i] for i in subset if dev[i] == top]
+        first += sum(tied) / len(tied)
+        second += sum(t * t for t in tied) / len(tied)
+        count += 1
+    mean = first / count
+    return mean, math.sqrt(max(0.0, second / count - mean * mean))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_expected_test_score_of_the_best_dev_run_equals_enumeration_of_every_subset(seed):
+    rng = np.random.default_rng(seed)
+    N = 8
+    dev = rng.choice([0.70, 0.72, 0.75, 0.80], N).tolist()         # ties on dev, at the top too
+    test = rng.normal(0.7, 0.05, N).round(4).tolist()
+    mean, sd = expected_selected(dev, test)
+    for n in range(1, N + 1):
+        m, s = _enumerated_selection(dev, test, n)
+        assert mean[n - 1] == pytest.approx(m, abs=1e-12)
+        assert sd[n - 1] == pytest.approx(s, abs=1e-9)
+    assert mean[0] == pytest.approx(np.mean(test), abs=1e-12)
+
+
+def test_the_curve_leaves_out_runs_without_both_scores_and_its_grid_is_logarithmic():
+    mean, _ = expected_selected([0.1, np.nan, 0.9, 0.5], [0.3, 0.9, 0.7, np.inf])
+    assert mean.tolist() == pytest.approx([0.5, 0.7])
+    grid = log_grid(1000, 60)
+    assert grid[0] == 1 and grid[-1] == 1000 and np.all(np.diff(grid) > 0) and len(grid) <= 60
+
+
+def test_one_tree_s_main_effects_equal_brute_force_over_its_whole_space():
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.default_rng(0)
+    u = [4, 3, 5]
+    X = np.column_stack([rng.integers(0, k, 400) for k in u]).astype(float)
+    y = 0.5 * (X[:, 0] == 2) + 0.2 * X[:, 2] + 0.3 * X[:, 0] * (X[:, 1] > 0) + rng.normal(0, 0.05, 400)
+    tree = DecisionTreeRegressor(max_depth=6, random_state=0).fit(X, y)
+    total, effects = tree_effects(tree, u)
+    grid = np.array(list(itertools.product(*[range(k) for k in u])), dtype=float)
+    pred = tree.predict(grid)
+    assert total == pytest.approx(pred.var(), abs=1e-12)
+    frame = pd.DataFrame(grid, columns=["a", "b", "c"]).assign(p=pred)
+    for i, col in enumerate("abc"):
+        marginal = frame.groupby(col)["p"].mean()
+        assert effects[i] == pytest.approx(((marginal - pred.mean()) ** 2).mean(), abs=1e-12)
+
+
+def test_fanova_agrees_with_optuna_s_evaluator_on_which_parameter_matters():
+    import optuna
+    from optuna.importance import FanovaImportanceEvaluator, get_param_importances
+
+    rng = np.random.default_rng(1)
+    n = 300
+    df = pd.DataFrame({"optimizer": rng.choice(["adam", "sgd", "nadam"], n), "lr": rng.uniform(0, 1, n),
+                       "layers": rng.integers(1, 4, n), "status": "ok"})
+    df["test_score"] = (np.where(df.optimizer == "sgd", 0.6, 0.9) + 0.08 * df.lr + 0.02 * (df.layers == 2)
+                        + 0.005 * rng.normal(size=n))
+    ours = fanova(df, ["lr", "layers", "optimizer"]).importance
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    study = optuna.create_study(direction="maximize")
+    dists = {"optimizer": optuna.distributions.CategoricalDistribution(["adam", "nadam", "sgd"]),
+             "lr": optuna.distributions.FloatDistribution(0, 1), "layers": optuna.distributions.IntDistribution(1, 3)}
+    study.add_trials([optuna.trial.create_trial(params={"optimizer": r.optimizer, "lr": float(r.lr),
+                                                        "layers": int(r.layers)},
+                                                distributions=dists, value=float(r.test_score))
+                      for r in df.itertuples()])
+    theirs = get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0))
+    assert list(ours) == list(theirs)                              # the same ranking
+    for k in ours:
+        assert ours[k] == pytest.approx(theirs[k], abs=0.05)
+
+
+def test_fanova_subsamples_deterministically_and_does_not_depend_on_the_order_of_params():
+    rng = np.random.default_rng(2)
+    n = 500
+    df = pd.DataFrame({"a": rng.choice(["x", "y"], n), "b": rng.uniform(0, 1, n), "status": "ok",
+                       "trial_key": [f"k{i:04d}" for i in range(n)]})
+    df["test_score"] = np.where(df.a == "x", 1.0, 0.0) + 0.1 * df.b
+    one = fanova(df, ["a", "b"], max_rows=200)
+    two = fanova(df.sample(frac=1, random_state=3), ["b", "a"], max_rows=200)
+    assert one.importance == two.importance and (one.used, one.finished) == (200, 500) and one.subsampled
+    assert list(one.importance)[0] == "a"
+
+
+@pytest.mark.parametrize("n, rank", [(5, 1), (5, 3), (7, 7)])
+def test_bootstrap_order_statistics_have_the_exact_resampling_distribution(n, rank):
+    """P(r-th smallest of n draws ≤ v_j) = P(Binomial(n, (j + 1)/n) ≥ r)."""
+    values = np.arange(n, dtype=float)
+    t = np.array([(rank - 0.5) / n])                     # a grid point whose rank is ``rank``
+    draws = _boot_quantiles(values, t, 200_000, np.random.default_rng(0))[:, 0]
+    for j in range(n):
+        exact = stats.binom.sf(rank - 1, n, (j + 1) / n)
+        assert (draws <= values[j]).mean() == pytest.approx(exact, abs=0.004)
+
+
+def test_aso_matrix_entries_are_aso_and_the_confidence_is_corrected_for_every_ordered_pair():
+    rng = np.random.default_rng(0)
+    a, b, c = rng.normal(0.9, 0.01, 40), rng.normal(0.85, 0.01, 40), rng.normal(0.86, 0.02, 30)
+    m = aso_matrix([a, b, c], n_bootstrap=300)
+    assert m[0][1].eps_min == aso(a, b, n_bootstrap=300, num_comparisons=6).eps_min
+    assert m[0][1].confidence == pytest.approx(1 - 0.05 / 6)
+    assert m[0][1].eps_min < 0.2 and m[1][0].eps_min > 0.8 and m[2][2] is None
+
+
+def test_paired_p_improvement_ci_matches_resampling_the_pairs():
+    rng = np.random.default_rng(0)
+    a = rng.normal(0.0, 1.0, 80)
+    b = a + rng.normal(0.3, 1.0, 80)
+    ours = p_improvement(a, b, paired=True, n_bootstrap=20_000)
+    win = (a > b) + 0.5 * (a == b)
+    boots = win[rng.integers(0, 80, size=(20_000, 80))].mean(axis=1)
+    assert ours.ci == pytest.approx(tuple(np.quantile(boots, [0.025, 0.975])), abs=0.01)
+
+
+def _known_trials(mode_sign: float = 1.0) -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = []
+    for cid in range(25):
+        base = rng.normal(0.8, 0.02)
+        for option, effect in (("a", 0.03), ("b", 0.0), ("c", -0.01)):
+            for seed in (1, 2):
+                rows.append({"task": "t", "config_id": f"c{cid:02d}", "choice": "opt", "option": option,
+                             "seed": seed, "status": "ok", "opt": option, "units": [25, 50][cid % 2],
+                             "test_score": mode_sign * (base + effect + rng.normal(0, 0.003))})
+    return pd.DataFrame(rows)
+
+
+def test_dominance_of_every_ordered_pair_with_holm_over_the_unordered_pairs():
+    c = compare(_known_trials(), "opt")
+    d = dominance(c, n_bootstrap=300)
+    assert len(d.pairs) == 6 and d.level == pytest.approx(1 - 0.05 / 6)
+    ab = d.pair("a", "b")
+    assert ab.eps_min < 0.2 and d.pair("b", "a").eps_min > 0.8
+    assert ab.p == pytest.approx((c.table["a"] > c.table["b"]).mean())          # by hand
+    assert d.pair("b", "a").p == pytest.approx(1 - ab.p)
+    raw = [stats.wilcoxon(c.table[x] - c.table[y]).pvalue for x, y in (("a", "b"), ("a", "c"), ("b", "c"))]
+    adjusted, _ = holm(raw)
+    assert [d.pair(x, y).wilcoxon_holm for x, y in (("a", "b"), ("a", "c"), ("b", "c"))] == pytest.approx(adjusted)
+    assert d.pair("c", "a").wilcoxon_holm == d.pair("a", "c").wilcoxon_holm
+    assert d.matrix("p")[0][0] is None
+
+
+def test_dominance_with_lower_is_better_still_reads_row_is_better():
+    c = compare(_known_trials(-1.0), "opt", mode="min")            # negated scores: a is the lowest
+    d = dominance(c, n_bootstrap=300)
+    assert d.pair("a", "b").eps_min < 0.2 and d.pair("a", "b").p > 0.9
+
+
+def test_hyperparameters_are_the_varying_settings_with_the_choice_first():
+    df = _known_trials()
+    spec = ComparisonSpec("opt", "opt", ["a", "b", "c"])
+    assert hyperparameters(comparison_rows(df, spec), spec) == ["opt", "units"]
+
+
+def test_the_new_tables_render_in_every_format():
+    c = compare(_known_trials(), "opt")
+    d = dominance(c, n_bootstrap=200)
+    t = dominance_table({"t": d})
+    md = t.markdown()
+    assert "| t | a | b |" in md and "ε_min" in md and len(t.rows) == 6
+    assert r"$\varepsilon$" in t.latex() and "<table" in t.html()
+    imp = fanova(_known_trials(), ["opt", "units"])
+    it = importance_table(imp, "t")
+    assert it.rows[0][1] == "opt" and "all 150 finished rows" in it.notes[0]
+    assert r"\%" in it.latex()
