@@ -424,6 +424,7 @@ def assert_stat_figures_match_analysis(page: Page, df, suffix: str = "") -> None
         assert t["y"][-1] == pytest.approx(runs.test_score.loc[runs.dev_score.idxmax()], abs=1e-9)
     # importance: the injected optimizer effect is the tallest bar of the optimizer comparison's rows
     bars = traces(page, f"importance{suffix}")[0]
+    assert bars["x"] == sorted(bars["x"])                    # sorted bars, the tallest on top
     bars = dict(zip(bars["y"], bars["x"]))
     assert max(bars, key=bars.get) == "optimizer"
     rows = df[df.choice == "optimizer"]
