@@ -16,7 +16,7 @@ clipped to [0, 1]. "A is almost stochastically dominant over B" when
 Checked against ``deepsig.aso`` in the tests. Differences: several
 comparisons use the true Bonferroni level 1 − (1 − confidence)/k (deepsig's
 ``confidence + (1 − confidence)/k`` is weaker for k > 2), and the bootstrap
-draws only the order statistics the quantile grid needs (:func:`_boot_quantiles`:
+draws only the order statistics the quantile grid needs (:func:`boot_quantiles`:
 the same distribution as resampling, without a sort per resample), seeded by
 the caller.
 """
@@ -31,7 +31,7 @@ from scipy import stats
 
 from .scores import finite_scores
 
-__all__ = ["aso", "aso_matrix", "ASOResult", "violation_ratio", "TAU"]
+__all__ = ["aso", "aso_matrix", "ASOResult", "violation_ratio", "boot_quantiles", "TAU"]
 
 TAU = 0.2
 
@@ -85,7 +85,7 @@ def violation_ratio(a: Sequence[float], b: Sequence[float], *, dt: float = 0.005
     return float(_ratio(_quantiles(np.sort(finite_scores(a)[0]), t), _quantiles(np.sort(finite_scores(b)[0]), t)))
 
 
-def _boot_quantiles(sorted_x: np.ndarray, t: np.ndarray, n_bootstrap: int, rng: np.random.Generator
+def boot_quantiles(sorted_x: np.ndarray, t: np.ndarray, n_bootstrap: int, rng: np.random.Generator
                     ) -> np.ndarray:
     """Quantile functions (on grid ``t``) of ``n_bootstrap`` resamples of
     ``sorted_x`` with replacement, without drawing the resamples.
@@ -154,7 +154,7 @@ def aso_matrix(samples: Sequence[Sequence[float]], *, confidence: float = 0.95, 
     t = _grid(dt)
     sorted_ = [np.sort(x) for x, _ in kept]
     q = [_quantiles(x, t) for x in sorted_]
-    boot = [_boot_quantiles(x, t, n_bootstrap, np.random.default_rng([seed, i])) for i, x in enumerate(sorted_)]
+    boot = [boot_quantiles(x, t, n_bootstrap, np.random.default_rng([seed, i])) for i, x in enumerate(sorted_)]
     out: list[list[ASOResult | None]] = [[None] * k for _ in range(k)]
     for i in range(k):
         for j in range(k):

@@ -1,10 +1,13 @@
 """Take the README's screenshot of ``seedsweep dashboard`` in headless Chromium.
 
     python docs/screenshot.py runs/classifier-cpu docs/dashboard.png
+    python docs/screenshot.py runs/classifier-cpu docs/dashboard-statistics.png --start evp --height 2000
 
-Starts the dashboard on a free local port, waits until every figure is drawn,
-saves a screenshot of the top of the page (``--height`` pixels) and stops the
-dashboard again. Needs Debian's ``chromium`` (or ``--chromium PATH``).
+Starts the dashboard on a free local port, waits until every figure is drawn
+(the importance figure included, which the dashboard computes in the
+background), saves a screenshot of ``--height`` pixels from the top of the
+page or from the element ``--start`` names, and stops the dashboard again.
+Needs Debian's ``chromium`` (or ``--chromium PATH``).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ def main() -> int:
     ap.add_argument("run_dir")
     ap.add_argument("out")
     ap.add_argument("--height", type=int, default=1500)
+    ap.add_argument("--start", help="the id of the element the picture starts at (e.g. evp)")
     ap.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
@@ -47,8 +51,17 @@ def main() -> int:
             page.goto(f"http://127.0.0.1:{port}/")
             page.wait_for_function("() => Array.from(document.querySelectorAll('.js-plotly-plot'))"
                                    ".filter(gd => gd.data && gd.data.length).length >= 6", timeout=60_000)
+            page.wait_for_function("() => { const gd = document.querySelector('#importance .js-plotly-plot');"
+                                   " return gd && gd.layout.meta && !gd.layout.meta.pending; }", timeout=120_000)
             page.wait_for_timeout(1500)
-            page.screenshot(path=args.out, clip={"x": 0, "y": 0, "width": 1400, "height": args.height})
+            top = 0
+            if args.start:
+                top = page.evaluate("id => document.getElementById(id).getBoundingClientRect().top + window.scrollY",
+                                    args.start)
+                page.set_viewport_size({"width": 1400, "height": int(top) + args.height})
+                page.wait_for_timeout(1500)
+            page.screenshot(path=args.out, clip={"x": 0, "y": top, "width": 1400, "height": args.height},
+                            full_page=True)
             browser.close()
     finally:
         proc.terminate()

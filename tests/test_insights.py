@@ -14,7 +14,7 @@ import pytest
 from scipy import stats
 
 from analysis import compare
-from analysis.aso import _boot_quantiles, aso, aso_matrix
+from analysis.aso import boot_quantiles, aso, aso_matrix
 from analysis.dominance import dominance
 from analysis.evp import expected_selected, log_grid
 from analysis.importance import fanova, tree_effects
@@ -121,7 +121,7 @@ def test_bootstrap_order_statistics_have_the_exact_resampling_distribution(n, ra
     """P(r-th smallest of n draws ≤ v_j) = P(Binomial(n, (j + 1)/n) ≥ r)."""
     values = np.arange(n, dtype=float)
     t = np.array([(rank - 0.5) / n])                     # a grid point whose rank is ``rank``
-    draws = _boot_quantiles(values, t, 200_000, np.random.default_rng(0))[:, 0]
+    draws = boot_quantiles(values, t, 200_000, np.random.default_rng(0))[:, 0]
     for j in range(n):
         exact = stats.binom.sf(rank - 1, n, (j + 1) / n)
         assert (draws <= values[j]).mean() == pytest.approx(exact, abs=0.004)
