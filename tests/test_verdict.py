@@ -13,10 +13,10 @@ import pytest
 from analysis.verdict import (BAND_WARNING, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Rule, mean_ranks, outcome,
                               rank_interval, rank_verdict, value_estimate, verdict)
 
-REPLICATIONS = 1000
+REPLICATIONS = 5000
 
 
-def _simulate(n: int, target_shift_se: float, gate: float, seed: int) -> dict[str, float]:
+def _simulate(n: int, target_shift_se: float, gate: float, seed: int, tolerance: float = 0.0) -> dict[str, float]:
     """Share of each verdict over replications of n normal scores (mean 0.7, sd 0.02),
     the target ``target_shift_se`` standard errors away from the true mean."""
     rng = np.random.default_rng(seed)
@@ -25,7 +25,7 @@ def _simulate(n: int, target_shift_se: float, gate: float, seed: int) -> dict[st
     counts = {REPRODUCED: 0, NOT_REPRODUCED: 0, INCONCLUSIVE: 0}
     for _ in range(REPLICATIONS):
         v = value_estimate(rng.normal(0.7, sd, n))
-        counts[verdict(v.estimate, v.interval, target, Rule("interval", gate=gate)).verdict] += 1
+        counts[verdict(v.estimate, v.interval, target, Rule("interval", gate=gate, tolerance=tolerance)).verdict] += 1
     return {k: c / REPLICATIONS for k, c in counts.items()}
 
 
@@ -40,8 +40,9 @@ def test_a_target_four_standard_errors_away_is_not_reproduced():
 
 
 def test_five_runs_and_a_gate_tighter_than_their_interval_are_inconclusive():
-    # five runs: the half-width is about t(0.975, 4) · 0.02 / √5 ≈ 0.025, far above the gate 0.002
-    shares = _simulate(5, 0.0, gate=0.002, seed=2)
+    # five runs: the half-width is about t(0.975, 4) · 0.02 / √5 ≈ 0.025, far above the gate 0.002; the
+    # target band ±0.005 keeps the interval from missing it in the 5% of draws it misses a point
+    shares = _simulate(5, 0.0, gate=0.002, seed=2, tolerance=0.005)
     assert shares[INCONCLUSIVE] >= 0.95, shares
 
 
