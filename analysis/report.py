@@ -143,6 +143,11 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
                      .render(fmt, title="seed variance"))
     else:
         parts.append("(this run directory names no comparisons)")
+    from .ledger import ledger, ledger_tables
+
+    led = ledger(run_dir, df, specs, results, seed=seed)
+    if led is not None:                      # the sealed claims and their verdicts come first
+        parts = [t.render(fmt, title=title) for title, t in ledger_tables(led)] + parts
     return "\n\n".join(parts) + "\n"
 
 

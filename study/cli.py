@@ -44,11 +44,35 @@ def _cmd_run(args) -> int:
     from .runner import run
 
     summary = run(args.space, args.out, address=args.address, retry_failed=args.retry_failed,
-                  num_cpus=args.num_cpus, command=sys.argv)
+                  num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
     print(summary.line(), file=sys.stderr)
     if not args.quiet:
         print(_results(args.out))
     return 1 if summary.interrupted else 0
+
+
+def _cmd_claims_seal(args) -> int:
+    from .sealing import seal
+    from .store import RunDir
+
+    rd = RunDir(args.dir)
+    rd.require()
+    with rd.locked():
+        manifest = rd.manifest()
+        existed = bool(rd.stored_keys()) or rd.read_import_spec() is not None
+        record = seal(args.file, rd, manifest, supersede=args.supersede, results_existed=existed)
+        rd.write_manifest(manifest)
+    when = "after results existed" if record["results_existed"] else "before any result"
+    print(f"{args.dir}: claims sealed {when} (sha256 {record['sha256']}, {record['sealed_at']})")
+    return 0
+
+
+def _cmd_claims_check(args) -> int:
+    from analysis.claims import read_claims
+
+    claims = read_claims(args.file)
+    print(f"{args.file}: OK -- {len(claims.claims)} claims on {claims.source}, {len(claims.deviations)} deviations")
+    return 0
 
 
 def _cmd_status(args) -> int:
@@ -161,7 +185,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--retry-failed", action="store_true", help="rerun trials stored as failed, replacing their rows")
     p.add_argument("--num-cpus", type=int, help="CPUs of the private local Ray (default: all)")
     p.add_argument("--quiet", action="store_true", help="do not print the result tables at the end")
+    p.add_argument("--claims", metavar="FILE", help="seal this claims file into the run directory before the "
+                   "first trial (DESIGN.md, 'Claims and verdicts')")
+    p.add_argument("--supersede", metavar="REASON", help="replace claims sealed earlier, keeping them on record")
     p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("claims", help="seal a claims file into a run directory, or judge its claims")
+    csub = p.add_subparsers(dest="claims_command", required=True)
+    q = csub.add_parser("seal", help="seal claims into an existing (or imported) run directory")
+    q.add_argument("file")
+    q.add_argument("dir")
+    q.add_argument("--supersede", metavar="REASON", help="replace claims sealed earlier, keeping them on record")
+    q.set_defaults(func=_cmd_claims_seal)
+    q = csub.add_parser("check", help="validate a claims file (nothing is written)")
+    q.add_argument("file")
+    q.set_defaults(func=_cmd_claims_check)
 
     p = sub.add_parser("status", help="summarise a run directory")
     p.add_argument("dir")

@@ -27,6 +27,7 @@ from .grid import trial_grid, trials_schema_of
 from .manifest import build_manifest
 from .resume import check_compatible, plan_resume
 from .sampling import sample_configs
+from .sealing import check_claims, seal
 from .schema import TrialSpec
 from .space import Space, load_space, parse_space
 from .store import RunDir
@@ -91,8 +92,13 @@ def plan_study(space: Space) -> tuple[pa.Table, list[TrialSpec]]:
 
 def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str | None = None,
         retry_failed: bool = False, num_cpus: int | None = None, ray_temp_dir: str | None = None,
-        stream: TextIO | None = None, command: list[str] | None = None) -> RunSummary:
+        stream: TextIO | None = None, command: list[str] | None = None, claims: str | os.PathLike | None = None,
+        supersede: str | None = None) -> RunSummary:
     """Run (or resume) the study of ``space_path`` into the run directory ``out``.
+
+    ``claims``: a claims file sealed into the run directory before the first
+    trial starts (:mod:`study.sealing`); a file that differs from claims
+    sealed earlier is refused unless ``supersede`` gives the reason.
 
     Only trial keys without a stored row run; ``retry_failed`` also reruns the
     trials stored as ``failed`` and replaces their rows. Returns a
@@ -121,6 +127,11 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     resuming = rd.exists()
     if resuming:
         check_compatible(rd, space, configs)
+    if claims is not None:
+        if is_uri(str(out)):
+            raise UserError(f"--claims {claims}", "claims are sealed into a local run directory only.",
+                            "Run into a local --out, or seal them later with 'seedsweep claims seal'.")
+        check_claims(claims, rd, supersede)         # a changed file is refused before anything is written
     schema = trials_schema_of(space)
     with rd.locked():
         previous = rd.manifest() if resuming else None
@@ -128,10 +139,15 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         if previous is not None:
             history = previous.pop("history", [])
             manifest["history"] = history + [previous]
+            if previous.get("claims"):
+                manifest["claims"] = previous["claims"]        # sealed claims stay sealed
         else:
             manifest["history"] = []
         rd.write_manifest(manifest)
         rd.prepare()
+        if claims is not None:          # sealed before the first trial starts
+            seal(claims, rd, manifest, supersede=supersede, results_existed=bool(rd.stored_keys()))
+            rd.write_manifest(manifest)
         old = rd.configs()
         if old is None or old.num_rows < configs.num_rows:
             rd.write_configs(configs)

@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import UserError
-from .files import TMP_PREFIX, is_uri, write_json, write_table
+from .files import TMP_PREFIX, is_uri, write_bytes, write_json, write_table
 from .schema import escape_key, unescape_key
 
 __all__ = ["RunDir", "SCHEMA_VERSION"]
@@ -235,6 +235,23 @@ class RunDir:
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         write_json(manifest, self.manifest_path)
+
+    @property
+    def claims_path(self) -> Path:
+        """The sealed claims file (study.sealing)."""
+        return self.path / "claims.yaml"
+
+    def superseded_claims_path(self, n: int) -> Path:
+        return self.path / f"claims-superseded-{n}.yaml"
+
+    def write_claims(self, data: bytes) -> None:
+        write_bytes(data, self.claims_path)
+
+    def supersede_claims(self, n: int) -> str:
+        """Keep the sealed claims as the n-th superseded file; returns its name."""
+        target = self.superseded_claims_path(n)
+        self.claims_path.replace(target)
+        return target.name
 
     def write_configs(self, configs: pa.Table) -> None:
         self._write_table(configs, self.configs_path)

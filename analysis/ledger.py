@@ -1,0 +1,80 @@
+"""The claims section of a report: the sealed claims of a run directory
+judged on its trials (:func:`analysis.claims.judge`), the paper-level
+outcome, the declared deviations, the superseded attempts and when the
+claims were sealed relative to the results."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from study.store import RunDir
+
+from .claims import ClaimResult, Claims, judge, parse_claims
+from .tables import Table
+from .verdict import outcome
+
+__all__ = ["Ledger", "ledger", "ledger_tables"]
+
+
+@dataclass
+class Ledger:
+    claims: Claims
+    results: list[ClaimResult]
+    outcome: str
+    record: dict                         # the manifest's claims entry
+
+
+def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> Ledger | None:
+    """The run directory's sealed claims judged on ``df`` (None when none are sealed)."""
+    import yaml
+
+    rd = RunDir(run_dir)
+    record = rd.manifest().get("claims")
+    if not record:
+        return None
+    claims = parse_claims(yaml.safe_load(rd.claims_path.read_text()), str(rd.claims_path))
+    judged = [judge(c, df, results=results, specs=specs, seed=seed) for c in claims.claims]
+    return Ledger(claims, judged, outcome([r.verdict.verdict for r in judged]), record)
+
+
+def _num(x: float) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
+    """(title, table) of the claims section."""
+    rows = []
+    for r in led.results:
+        v, c = r.verdict, r.claim
+        estimate = str(r.rank) if r.rank is not None else _num(v.estimate)
+        lo, hi = v.interval
+        target = "strictly lowest mean rank" if c.kind == "rank" else _num(c.target)
+        why = v.why + (f" Note: {v.warning}." if v.warning else "")
+        if c.kind == "value" and r.collapsed:
+            why += (f" {r.collapsed} of the {r.n} runs collapsed or diverged and are counted; without them the "
+                    f"{c.statistic} is {_num(r.without)}.")
+        rows.append([c.id, c.kind, estimate, f"[{_num(lo)}, {_num(hi)}]", target, v.rule.describe(), v.verdict,
+                     str(r.n), why])
+    sealed = led.record
+    order = ("after the results existed (the record shows the order; nothing was hidden)"
+             if sealed.get("results_existed") else "before any result existed")
+    notes = [f"Source: {led.claims.source}. Outcome: {led.outcome}.",
+             f"Claims sealed {sealed.get('sealed_at')} {order}; sha256 {sealed.get('sha256')}."]
+    out = [("claims and verdicts", Table(
+        header=["Claim", "Kind", "Estimate", f"{100 * led.claims.confidence:g}% interval", "Target", "Rule",
+                "Verdict", "n", "Why"], rows=rows, notes=notes, numeric_from=2))]
+    if led.claims.deviations:
+        out.append(("declared deviations", Table(header=["What", "Why", "Impact"],
+                                                 rows=[[d.what, d.why, d.impact] for d in led.claims.deviations],
+                                                 numeric_from=3)))
+    superseded = sealed.get("superseded") or []
+    if superseded:
+        out.append(("superseded claims (kept, never counted)", Table(
+            header=["File", "Sealed", "Superseded", "Reason", "sha256"],
+            rows=[[s["file"], str(s["sealed_at"]), str(s["superseded_at"]), str(s["reason"]), s["sha256"][:16]]
+                  for s in superseded], numeric_from=5)))
+    return out

@@ -1,0 +1,155 @@
+"""Claims files: reading them, sealing them into a run directory before the
+first trial (and refusing a changed file unless superseded), and the report's
+claims section; the R&G worked example judged on the imported raw results."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import analysis
+from analysis.claims import judge, read_claims
+from analysis.imported import import_csv
+from analysis.report import comparisons_of
+from study.errors import UserError
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data"))
+RG_CSV = DATA / "rg2017" / "hyperparameter_results.csv.gz"
+
+STUDY = """
+name: sealed
+family: synthetic
+samples: 6
+seeds: 2
+compare:
+  classifier: [softmax, crf]
+task:
+  effects: {classifier: {crf: 0.02}}
+  noise: 0.003
+space:
+  lr: {loguniform: [1.0e-4, 1.0e-2]}
+train: {max_epochs: 3, patience: 2}
+"""
+CLAIMS = """
+source: "a synthetic study with a known answer"
+deviations:
+  - {what: "synthetic scores", why: "a test", impact: none}
+claims:
+  - {id: crf-wins, kind: share, choice: classifier, option: crf, target: 1.0, rule: {interval: true, gate: 0.5}}
+  - {id: crf-better, kind: delta, choice: classifier, option: crf, other: softmax, target: 0.0, rule: {above: true}}
+  - {id: crf-value, kind: value, where: {option: crf}, target: 0.81, rule: {band: 0.5}}
+"""
+
+
+def seedsweep(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "study", *args], capture_output=True, text=True, cwd=REPO,
+                          timeout=600)
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+            and p.name != ".lock"}
+
+
+def sha256sum(path: Path) -> str:
+    """The digest by coreutils, not by the code under test."""
+    return subprocess.run(["sha256sum", str(path)], capture_output=True, text=True, check=True).stdout.split()[0]
+
+
+def test_claims_are_sealed_before_the_first_trial_and_cannot_change_unless_superseded(tmp_path):
+    space = tmp_path / "study.yaml"
+    space.write_text(STUDY)
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(CLAIMS)
+    out = tmp_path / "run"
+    r = seedsweep("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet", "--num-cpus", "2")
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    record = manifest["claims"]
+    assert record["sha256"] == sha256sum(out / "claims.yaml") == sha256sum(claims)
+    assert record["results_existed"] is False
+    first_trial = min(analysis.load(out)["started_at"])
+    assert record["sealed_at"] <= first_trial.isoformat()
+
+    # a changed claims file: exit 2, nothing written
+    claims.write_text(CLAIMS.replace("target: 0.81", "target: 0.79"))
+    before = snapshot(out)
+    r = seedsweep("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet")
+    assert r.returncode == 2 and "--supersede" in r.stderr and str(claims) in r.stderr
+    assert snapshot(out) == before
+    r = seedsweep("claims", "seal", str(claims), str(out))
+    assert r.returncode == 2 and snapshot(out) == before
+
+    # superseded with a reason: both kept, the new one sealed after results existed
+    r = seedsweep("claims", "seal", str(claims), str(out), "--supersede", "the value target was a typo")
+    assert r.returncode == 0, r.stderr
+    record = json.loads((out / "manifest.json").read_text())["claims"]
+    assert record["sha256"] == sha256sum(claims) and record["results_existed"] is True
+    old = record["superseded"][0]
+    assert old["reason"] == "the value target was a typo"
+    assert sha256sum(out / old["file"]) == old["sha256"] == before_hash(before)
+
+    # a resume without --claims keeps the record
+    r = seedsweep("run", str(space), "--out", str(out), "--quiet")
+    assert r.returncode == 0, r.stderr
+    assert json.loads((out / "manifest.json").read_text())["claims"]["sha256"] == record["sha256"]
+
+    text = seedsweep("report", str(out)).stdout
+    assert "claims and verdicts" in text and "after the results existed" in text
+    assert "superseded claims" in text and "the value target was a typo" in text
+    assert "| crf-wins | share | 1 |" in text and "reproduced" in text
+    assert "a fixed band ignores the run-to-run spread" in text
+    assert "Outcome: reproduced" in text
+
+
+def before_hash(files: dict[str, bytes]) -> str:
+    import hashlib
+
+    return hashlib.sha256(files["claims.yaml"]).hexdigest()
+
+
+@pytest.mark.parametrize("text, where", [
+    ("source: x\nclaims: []\n", "claims"),
+    ("source: x\nclaims:\n  - {id: A, kind: share, target: 1, rule: {band: 1}}\n", "claims[0].id"),
+    ("source: x\nclaims:\n  - {id: a, kind: share, choice: c, option: o, target: 1, rule: {interval: true}}\n",
+     "claims[0].rule"),
+    ("source: x\nclaims:\n  - {id: a, kind: rank, choice: c, option: o, rule: {band: 1}}\n", "claims[0].rule"),
+    ("source: x\ndeviations: [{what: a, why: b, impact: big}]\nclaims:\n  - {id: a, kind: value, target: 1, "
+     "rule: {band: 1}}\n", "deviations[0].impact"),
+    ("claims:\n  - {id: a, kind: value, target: 1, rule: {band: 1}}\n", "source"),
+])
+def test_a_bad_claims_file_is_refused_with_its_place(tmp_path, text, where):
+    path = tmp_path / "claims.yaml"
+    path.write_text(text)
+    with pytest.raises(UserError) as err:
+        read_claims(path)
+    assert str(err.value).startswith(f"{path}: {where}")
+    r = seedsweep("claims", "check", str(path))
+    assert r.returncode == 2 and where in r.stderr
+
+
+@pytest.mark.skipif(not RG_CSV.is_file(), reason=f"R&G raw results not found under {DATA} "
+                                                  "(set SEEDSWEEP_SHARED_DATA to the shared data folder)")
+def test_the_rg2017_classifier_claims_judged_on_the_raw_results(tmp_path):
+    out = import_csv(RG_CSV, tmp_path / "rg")
+    r = seedsweep("claims", "seal", "claims/rg2017_classifier.yaml", str(out))
+    assert r.returncode == 0 and "after results existed" in r.stdout, r.stderr
+    claims = read_claims(REPO / "claims" / "rg2017_classifier.yaml")
+    specs, results = comparisons_of(out)
+    df = analysis.load(out)
+    verdicts = {c.id: judge(c, df, results=results, specs=specs) for c in claims.claims}
+    # the estimates are the comparison's win shares
+    shares = analysis.compare_tasks(df[df.Setting == "SingleTask"], "Decoder", options=["Softmax", "CRF"],
+                                    ignore=["Backend"], results=results)
+    assert verdicts["crf-chunking"].verdict.estimate == pytest.approx(shares["Chunking"].shares["CRF"])
+    assert {k: v.verdict.verdict for k, v in verdicts.items()} == {
+        "crf-chunking": "reproduced", "crf-ner": "reproduced", "crf-entities": "reproduced",
+        "crf-pos": "inconclusive", "softmax-events": "inconclusive"}
+    text = seedsweep("report", str(out)).stdout
+    assert "Outcome: partially reproduced" in text and "after the results existed" in text
