@@ -10,17 +10,19 @@ filesystem decides what survived.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-__all__ = ["TMP_PREFIX", "write_table", "write_bytes", "write_text", "write_json", "file_sha256", "stable_hash", "is_uri"]
+__all__ = ["TMP_PREFIX", "write_table", "write_bytes", "write_text", "write_json", "file_sha256", "stable_hash", "is_uri",
+           "note_read", "reads"]
 
 #: Name prefix of a file still being written (readers skip it; ``prepare`` removes it).
 TMP_PREFIX = ".tmp-"
@@ -89,3 +91,30 @@ def is_uri(path: str | Path) -> bool:
     (True, False)
     """
     return isinstance(path, str) and "://" in path
+
+
+# Files a study reads (corpora, embeddings, model folders), noted by the
+# families' loaders while :func:`reads` collects: the runner resolves a study
+# inside it and records every file's SHA-256 in the manifest.
+_COLLECTORS: list[set[str]] = []
+
+
+def note_read(path: str | Path) -> None:
+    """Record that ``path`` (a file, or a folder: every file under it) is read."""
+    if not _COLLECTORS:
+        return
+    path = Path(path).resolve()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else []
+    for collector in _COLLECTORS:
+        collector.update(str(f) for f in files)
+
+
+@contextlib.contextmanager
+def reads() -> Iterator[set[str]]:
+    """Collect the paths :func:`note_read` is given while the block runs."""
+    collected: set[str] = set()
+    _COLLECTORS.append(collected)
+    try:
+        yield collected
+    finally:
+        _COLLECTORS.remove(collected)

@@ -22,7 +22,7 @@ from typing import Any
 from .families import get_family
 from .store import SCHEMA_VERSION
 
-__all__ = ["build_manifest", "imported_manifest", "versions", "git_state", "compared_options"]
+__all__ = ["build_manifest", "imported_manifest", "versions", "packages", "git_state", "compared_options"]
 
 
 def compared_options(space) -> list[dict[str, Any]]:
@@ -46,6 +46,16 @@ def versions() -> dict[str, str | None]:
         except metadata.PackageNotFoundError:
             out[dist] = None
     return out
+
+
+def packages() -> dict[str, str]:
+    """Every installed distribution and its version (the full environment, for a reader who reruns it)."""
+    out: dict[str, str] = {}
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        if name:
+            out[name] = dist.version
+    return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
 
 
 def git_state() -> dict[str, Any]:
@@ -81,6 +91,7 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "results": list(get_family(space.family).result_columns(space)),
         "git": git_state(),
         "versions": versions(),
+        "packages": packages(),
         "platform": {"system": platform.platform(), "machine": platform.machine(),
                      "cpu_count": os.cpu_count()},
         "cpu_threads_per_trial": space.resources.cpu,
@@ -99,6 +110,7 @@ def imported_manifest(*, study: str, imported: dict[str, Any], command: list[str
         "study": study,
         "imported": imported,
         "versions": versions(),
+        "packages": packages(),
         "command": command,
         "created_at": datetime.now(timezone.utc).isoformat(),
     }

@@ -22,7 +22,7 @@ from typing import Any, TextIO
 import pyarrow as pa
 
 from .errors import UserError
-from .files import is_uri
+from .files import file_sha256, is_uri, reads
 from .grid import trial_grid, trials_schema_of
 from .manifest import build_manifest
 from .resume import check_compatible, plan_resume
@@ -121,7 +121,9 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     # written or started: a missing corpus is one error, not a study of failed trials
     from .families import get_family
 
-    get_family(space.family).resolve(space)
+    with reads() as read:           # every corpus, embeddings and model file the study reads, for the manifest
+        get_family(space.family).resolve(space)
+    read_files = {path: file_sha256(path) for path in sorted(read)}
     rd = RunDir(str(out) if is_uri(str(out)) else out)
     rd.check_out()
     resuming = rd.exists()
@@ -136,6 +138,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     with rd.locked():
         previous = rd.manifest() if resuming else None
         manifest = build_manifest(space, accelerators={}, command=command or [])
+        manifest["files"] = read_files
         if previous is not None:
             history = previous.pop("history", [])
             manifest["history"] = history + [previous]

@@ -153,3 +153,38 @@ def test_the_rg2017_classifier_claims_judged_on_the_raw_results(tmp_path):
         "crf-pos": "inconclusive", "softmax-events": "inconclusive"}
     text = seedsweep("report", str(out)).stdout
     assert "Outcome: partially reproduced" in text and "after the results existed" in text
+
+
+TAGGER = """
+name: recorded
+family: tagger
+samples: 1
+seeds: 1
+compare:
+  classifier: [softmax, crf]
+task: {dataset: conll2000, train_sentences: 30, subset_seed: 0}
+fixed: {units: 25, layers: 1, chars: none, embeddings: glove-6b-50d, batch_size: 16}
+train: {max_epochs: 1, patience: 1}
+"""
+
+
+@pytest.mark.skipif(not (DATA / "conll2000").is_dir(), reason=f"the shared data folder is not at {DATA} "
+                                                                 "(set SEEDSWEEP_SHARED_DATA)")
+def test_the_manifest_records_every_file_a_study_read_the_packages_and_the_command(tmp_path):
+    space = tmp_path / "study.yaml"
+    space.write_text(TAGGER)
+    out = tmp_path / "run"
+    env = {**os.environ, "SEEDSWEEP_DATA": str(DATA)}
+    r = subprocess.run([sys.executable, "-m", "study", "run", str(space), "--out", str(out), "--quiet",
+                        "--num-cpus", "2"], capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
+    assert r.returncode == 0, r.stderr
+    manifest = json.loads((out / "manifest.json").read_text())
+    files = manifest["files"]
+    corpus = sorted(str(p.resolve()) for p in (DATA / "conll2000").iterdir() if p.is_file())
+    read = [f for f in files if f.startswith(str((DATA / "conll2000").resolve()))]
+    assert read and set(read) <= set(corpus)
+    for path in read:
+        assert files[path] == sha256sum(Path(path))               # coreutils' digest of the shared file
+    assert any(f.endswith("glove_6B_50d_emb.npy") for f in files)   # the packaged embeddings
+    assert manifest["packages"]["numpy"] == __import__("numpy").__version__ and len(manifest["packages"]) > 50
+    assert "run" in manifest["command"] and str(space) in manifest["command"]

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import UserError
-from ..files import TMP_PREFIX, file_sha256
+from ..files import TMP_PREFIX, file_sha256, note_read
 
 __all__ = ["DatasetInfo", "download", "resolve_files", "subset_rows"]
 
@@ -66,6 +66,12 @@ def download(url: str, target: Path, sha256: str | None) -> Path:
     return target
 
 
+def _noted(files: dict[str, Path]) -> dict[str, Path]:
+    for path in files.values():
+        note_read(path)              # the manifest records what a study read (study.files.reads)
+    return files
+
+
 def resolve_files(info: DatasetInfo, path: str | None = None, *, fetch: bool = True) -> dict[str, Path]:
     """The dataset's files, found as the module docstring says."""
     names = list(info.files.values())
@@ -78,7 +84,7 @@ def resolve_files(info: DatasetInfo, path: str | None = None, *, fetch: bool = T
     candidates.append(("cache", cache))
     for _, folder in candidates:
         if all((folder / n).is_file() for n in names):
-            return {role: folder / n for role, n in info.files.items()}
+            return _noted({role: folder / n for role, n in info.files.items()})
     if path:
         missing = [n for n in names if not (Path(path).expanduser() / n).is_file()]
         raise UserError(f"task.path {path}", f"the folder lacks {', '.join(missing)} for dataset {info.name}.",
@@ -87,7 +93,7 @@ def resolve_files(info: DatasetInfo, path: str | None = None, *, fetch: bool = T
         for n in names:
             if not (cache / n).is_file():
                 download(info.urls[n], cache / n, info.sha256.get(n))
-        return {role: cache / n for role, n in info.files.items()}
+        return _noted({role: cache / n for role, n in info.files.items()})
     looked = ", ".join(f"{how} ({folder})" for how, folder in candidates)
     raise UserError(f"dataset {info.name}", f"its files ({', '.join(names)}) were not found; looked in {looked}.",
                     "Set SEEDSWEEP_DATA to a folder holding a "

