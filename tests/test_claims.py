@@ -188,3 +188,22 @@ def test_the_manifest_records_every_file_a_study_read_the_packages_and_the_comma
     assert any(f.endswith("glove_6B_50d_emb.npy") for f in files)   # the packaged embeddings
     assert manifest["packages"]["numpy"] == __import__("numpy").__version__ and len(manifest["packages"]) > 50
     assert "run" in manifest["command"] and str(space) in manifest["command"]
+
+
+def test_a_share_claim_s_interval_resamples_configurations_with_ties_split():
+    from analysis.claims import parse_claims
+
+    rows = []
+    for cid in range(40):
+        tie = cid < 20                                      # half the configurations tie exactly
+        for option, score in (("crf", 0.9), ("softmax", 0.9 if tie else 0.8)):
+            rows.append({"task": "t", "config_id": f"c{cid}", "choice": "classifier", "option": option, "seed": 1,
+                         "status": "ok", "classifier": option, "test_score": score})
+    df = __import__("pandas").DataFrame(rows)
+    claim = parse_claims({"source": "x", "claims": [{"id": "a", "kind": "share", "choice": "classifier",
+                                                     "option": "crf", "target": 0.75,
+                                                     "rule": {"interval": True, "gate": 0.2}}]}).claims[0]
+    r = judge(claim, df)
+    assert r.verdict.estimate == 0.75 and r.n == 40                # 20 wins + 20 halves, by hand
+    lo, hi = r.verdict.interval
+    assert 0.6 < lo < 0.75 < hi <= 0.9 and r.verdict.verdict == "reproduced"
