@@ -104,6 +104,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         dcc.Interval(id="tick", interval=int(interval_s * 1000)),
         dcc.Store(id="version", data=None),      # the first poll fills it, and every view follows
         graph("progress"),
+        graph("claims"),
         html.Div(style={"display": "flex", "gap": "1rem", "flexWrap": "wrap"}, children=[
             html.Div(style=control, children=[html.Label("choice"), dcc.Dropdown(
                 id="choice", options=choices, value=choices[0] if choices else None, clearable=False)]),
@@ -142,6 +143,13 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         text = (f"{s['stored']} of {s['planned']} trials stored: ok {s['ok']}, diverged {s['diverged']}, "
                 f"failed {s['failed']}; running {s['running']}")
         return F.progress_figure(view), text, [ALL] + view.tasks, view.filter_columns()
+
+    @app.callback(Output("claims", "figure"), Input("version", "data"))
+    def _claims(version):
+        from .ledger import claims_figure
+
+        view = views.get(version)
+        return claims_figure(run_dir, view.df, view.specs, view.results)
 
     @app.callback(Output("filter-values", "options"), Output("filter-values", "value"),
                   Input("filter-column", "value"), State("version", "data"))

@@ -17,7 +17,7 @@ from .claims import ClaimResult, Claims, judge, parse_claims
 from .tables import Table
 from .verdict import outcome
 
-__all__ = ["Ledger", "ledger", "ledger_tables"]
+__all__ = ["Ledger", "ledger", "ledger_tables", "claims_figure"]
 
 
 @dataclass
@@ -78,3 +78,28 @@ def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
             rows=[[s["file"], str(s["sealed_at"]), str(s["superseded_at"]), str(s["reason"]), s["sha256"][:16]]
                   for s in superseded], numeric_from=5)))
     return out
+
+
+def claims_figure(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), fig_id: str = "claims"):
+    """The claims and their verdicts as a table figure (the dashboard's), or
+    an empty figure saying that no claims are sealed."""
+    import plotly.graph_objects as go
+
+    from .figurekit import TABLE_MARGIN, empty_figure, table_height
+
+    led = ledger(run_dir, df, specs, results)
+    if led is None:
+        return empty_figure(fig_id, "no claims are sealed into this run directory (seedsweep run --claims FILE, "
+                                    "or seedsweep claims seal FILE DIR)")
+    title, table = ledger_tables(led)[0]
+    columns = [list(col) for col in zip(*table.rows)] if table.rows else [[] for _ in table.header]
+    colors = {"reproduced": "#d8f0d8", "not reproduced": "#f6d5d5", "inconclusive": "#f3ecd0"}
+    fill = [[colors.get(v, "white") for v in columns[6]]] * len(table.header)
+    fig = go.Figure(go.Table(header={"values": table.header}, cells={"values": columns, "fill_color": fill,
+                                                                     "align": "left"},
+                             columnwidth=[1.2, 0.6, 0.8, 1.3, 0.8, 1.6, 1.0, 0.5, 4.0]))
+    fig.update_layout(title=f"{led.claims.source}: {led.outcome}<br><sup>{table.notes[1]}</sup>",
+                      height=table_height(len(table.rows)) + 40 * len(table.rows), margin=TABLE_MARGIN,
+                      meta={"id": fig_id, "outcome": led.outcome,
+                            "verdicts": {r.claim.id: r.verdict.verdict for r in led.results}})
+    return fig

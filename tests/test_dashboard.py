@@ -493,3 +493,32 @@ def test_the_statistics_figures_show_the_numbers_of_analysis_in_dashboard_and_re
     assert "dominance: optimizer" in text and "hyperparameter importance" in text
     assert page.errors == [] and page.refused == []
     page.close()
+
+
+@pytest.mark.slow
+def test_the_sealed_claims_and_their_verdicts_are_on_the_dashboard_and_in_the_report(tmp_path, browser, dashboard):
+    from analysis.claims import judge, read_claims
+    from analysis.report import comparisons_of
+    from tests.test_claims import CLAIMS, STUDY as CLAIMED
+
+    out = tmp_path / "run"
+    write_synthetic_run(out, CLAIMED)
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(CLAIMS)
+    r = subprocess.run([sys.executable, "-m", "study", "claims", "seal", str(claims), str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    specs, results = comparisons_of(out)
+    df = analysis.load(out)
+    expected = {c.id: judge(c, df, results=results, specs=specs).verdict.verdict for c in read_claims(claims).claims}
+    page = Page(browser)
+    page.page.goto(dashboard(out))
+    page.wait(FIGURE_READY, ["claims", "winshares"])
+    meta = page.figure("claims")["meta"]
+    assert meta["verdicts"] == expected and meta["outcome"] == "reproduced"
+    assert page.errors == []
+    page.close()
+    html = tmp_path / "report.html"
+    assert subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)]).returncode == 0
+    text = html.read_text()
+    assert "<caption>claims and verdicts</caption>" in text and "after the results existed" in text
