@@ -44,6 +44,7 @@ claims:
   - {id: crf-wins, kind: share, choice: classifier, option: crf, target: 1.0, rule: {interval: true, gate: 0.5}}
   - {id: crf-better, kind: delta, choice: classifier, option: crf, other: softmax, target: 0.0, rule: {above: true}}
   - {id: crf-value, kind: value, where: {option: crf}, target: 0.81, rule: {band: 0.5}}
+  - {id: softmax-wins, kind: share, choice: classifier, option: softmax, target: 1.0, rule: {interval: true, gate: 0.5}}
 """
 
 
@@ -105,7 +106,8 @@ def test_claims_are_sealed_before_the_first_trial_and_cannot_change_unless_super
     assert "superseded claims" in text and "the value target was a typo" in text
     assert "| crf-wins | share | 1 |" in text and "reproduced" in text
     assert "a fixed band ignores the run-to-run spread" in text
-    assert "Outcome: reproduced" in text
+    assert "Outcome: partially reproduced" in text and "| softmax-wins | share | 0 |" in text
+    assert "not reproduced" in text
 
 
 def before_hash(files: dict[str, bytes]) -> str:
