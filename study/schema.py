@@ -73,7 +73,7 @@ class Train:
     """The training protocol: early stopping on the dev score, retries, timeout."""
 
     max_epochs: int
-    patience: int
+    patience: int | None            # None: no early stopping (the test score is still the best dev epoch's)
     metric: str
     mode: str
     timeout_s: float | None

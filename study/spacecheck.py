@@ -267,7 +267,9 @@ class SpaceValidator:
         mapping = self.mapping(value, "train")
         self.known_keys(mapping, "train", TRAIN_KEYS)
         max_epochs = self.integer(mapping.get("max_epochs", defaults.max_epochs), "train.max_epochs", minimum=1)
-        patience = self.integer(mapping.get("patience", defaults.patience), "train.patience", minimum=1)
+        patience = mapping.get("patience", defaults.patience)
+        if patience is not None:            # null: early stopping off, every epoch up to max_epochs runs
+            patience = self.integer(patience, "train.patience", minimum=1)
         metric = self.string(mapping.get("metric", defaults.metric), "train.metric")
         mode = self.one_of(mapping.get("mode", defaults.mode), "train.mode", ("max", "min"))
         timeout = mapping.get("timeout_s", defaults.timeout_s)

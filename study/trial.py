@@ -133,7 +133,7 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
                 best_epoch, best_dev, best_test, best_select, since_best = epoch, dev, test, select, 0
             else:
                 since_best += 1
-            if since_best >= train.patience:
+            if train.patience is not None and since_best >= train.patience:
                 done, reason = True, f"early stop: no better dev {train.metric} for {train.patience} epochs"
             elif epoch == train.max_epochs:
                 done, reason = True, "max_epochs reached"

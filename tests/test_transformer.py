@@ -178,6 +178,24 @@ def test_early_stopping_on_dev_loss_selects_by_loss(tmp_path):
     assert select == pytest.approx(-loss) and 0 <= dev <= 1
 
 
+def test_the_original_protocol_is_adam_at_a_constant_rate_and_adamw_decays_linearly(tmp_path):
+    from study.families.transformer import TransformerModel
+
+    rates = {}
+    for optimizer in ("adam", "adamw"):
+        sp = space(tmp_path, f", optimizer: {optimizer}, warmup: 0.0", epochs=3)
+        model = TransformerModel(sp, {"lr": 3e-3}, 1)
+        assert type(model.optimizer).__name__ == {"adam": "Adam", "adamw": "AdamW"}[optimizer]
+        seen = []
+        for epoch in (1, 2, 3):
+            model.train_epoch(epoch)
+            seen.append(model.optimizer.param_groups[0]["lr"])
+        rates[optimizer] = seen
+    assert rates["adam"] == [3e-3, 3e-3, 3e-3]
+    # 240 training texts in batches of 16: 15 steps an epoch, 45 in all, decaying linearly to 0 without warm-up
+    assert rates["adamw"] == pytest.approx([2e-3, 1e-3, 0.0], abs=1e-12)
+
+
 def test_bf16_autocast_trains_and_scores(tmp_path):
     rows = outcome(space(tmp_path, ", precision: bf16", epochs=1), trial())
     assert rows[-1]["status"] in ("ok", "diverged") and 0 <= rows[-1]["test_score_best"] <= 1

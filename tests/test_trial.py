@@ -55,6 +55,15 @@ def test_early_stopping_waits_exactly_patience_epochs():
     assert final["best_epoch"] == dev.index(max(dev)) + 1
 
 
+def test_patience_null_turns_early_stopping_off_and_keeps_the_best_dev_epoch():
+    rows = run(patience="null")
+    final = rows[-1]
+    assert final["epochs_run"] == 30 and "max_epochs reached" in final["reason"]
+    assert run(patience=2)[-1]["epochs_run"] < 30                 # the same trial stops early with a patience
+    best = max(rows[:-1], key=lambda r: r["dev_score"])
+    assert final["best_epoch"] == best["epoch"] and final["test_score_best"] == best["test_score"]
+
+
 def test_same_seed_same_scores():
     assert [r["test_score"] for r in run()] == [r["test_score"] for r in run()]
 

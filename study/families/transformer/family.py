@@ -20,7 +20,7 @@ __all__ = ["DEFAULTS", "LIMITS", "FAMILY", "TINY", "model_source", "settings_of"
 
 DEFAULTS: dict[str, Any] = {
     "model": "all-minilm-l6-v2", "lr": 2e-5, "batch_size": 32, "warmup": 0.1, "weight_decay": 0.01,
-    "max_length": 128, "classifier_dropout": 0.1, "stop_on": "accuracy", "precision": "fp32",
+    "max_length": 128, "classifier_dropout": 0.1, "stop_on": "accuracy", "precision": "fp32", "optimizer": "adamw",
 }
 #: the values each hyperparameter may take (checked for fixed, sampled and compared values)
 LIMITS = {
@@ -29,6 +29,9 @@ LIMITS = {
     "precision": Limit("choice", options=("fp32", "bf16"),
                        hint="bf16 runs forward passes under torch.autocast in bfloat16 (GPUs since Ampere; CPUs too)."),
     "stop_on": Limit("choice", options=("accuracy", "loss"), hint="Early stopping compares dev accuracy or dev loss."),
+    "optimizer": Limit("choice", options=("adamw", "adam"),
+                       hint="adamw: decoupled weight decay, linear warm-up and decay; adam: plain Adam at a constant "
+                            "learning rate (no warm-up, decay or weight decay), as older protocols trained."),
 }
 TINY = "tiny-random-bert"
 

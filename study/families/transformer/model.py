@@ -91,11 +91,15 @@ class TransformerModel(ModelBase):
         groups: dict[bool, list] = {True: [], False: []}      # weight decay: not on biases and norms
         for n, p in self.net.named_parameters():
             groups[not (n.endswith("bias") or "LayerNorm" in n or "layer_norm" in n)].append(p)
-        self.optimizer = torch.optim.AdamW([{"params": groups[True], "weight_decay": float(s["weight_decay"])},
-                                            {"params": groups[False], "weight_decay": 0.0}], lr=float(s["lr"]))
         n_train = len(self.splits["train"][1])
         steps = space.train.max_epochs * -(-n_train // int(s["batch_size"]))
-        self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(float(s["warmup"]) * steps), steps)
+        if s["optimizer"] == "adam":        # the original protocol: Adam at a constant rate
+            self.optimizer = torch.optim.Adam(self.net.parameters(), lr=float(s["lr"]))
+            self.scheduler = torch.optim.lr_scheduler.LambdaLR(self.optimizer, lambda step: 1.0)
+        else:
+            self.optimizer = torch.optim.AdamW([{"params": groups[True], "weight_decay": float(s["weight_decay"])},
+                                                {"params": groups[False], "weight_decay": 0.0}], lr=float(s["lr"]))
+            self.scheduler = get_linear_schedule_with_warmup(self.optimizer, int(float(s["warmup"]) * steps), steps)
         self.order = np.random.default_rng(seed)
         self.losses: list[float] = []
         self.dev_accuracy: dict[int, float] = {}
