@@ -41,7 +41,7 @@ OUTCOME = pa.schema([
     ("status", pa.string()), ("reason", pa.string()), ("error", pa.string()),
     ("epochs_run", pa.int64()), ("best_epoch", pa.int64()),
     ("dev_score", pa.float64()), ("test_score", pa.float64()), ("test_score_max", pa.float64()),
-    ("metric", pa.string()), ("train_seconds", pa.float64()), ("node", pa.string()),
+    ("test_score_last", pa.float64()), ("metric", pa.string()), ("train_seconds", pa.float64()), ("node", pa.string()),
     ("attempt", pa.int64()),
     ("started_at", pa.timestamp("us", tz="UTC")), ("finished_at", pa.timestamp("us", tz="UTC")),
 ])
@@ -49,6 +49,7 @@ OUTCOME = pa.schema([
 EPOCHS = pa.schema([
     ("trial_key", pa.string()), ("epoch", pa.int64()), ("train_loss", pa.float64()),
     ("dev_score", pa.float64()), ("test_score", pa.float64()), ("seconds", pa.float64()),
+    ("dev_loss", pa.float64()), ("test_loss", pa.float64()),          # where the family computes them
 ])
 
 CONFUSION = pa.schema([

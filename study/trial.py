@@ -10,7 +10,8 @@
   epochs without a better dev score, or after ``train.max_epochs``.
 * ``test_score`` is the test score *at the best dev epoch*; ``test_score_max``
   (the best test score over all epochs) is kept only to show how much picking
-  epochs by the test set would inflate results.
+  epochs by the test set would inflate results; ``test_score_last`` is the
+  last epoch's (what a protocol without model selection reports).
 * A NaN/inf training loss or dev score ends the trial with status
   ``diverged`` (its epochs so far are kept); so does a finished run that the
   family's optional ``collapse_reason(best_epoch)`` calls collapsed (the
@@ -147,7 +148,8 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
             row.update({
                 "final": True, "status": status, "reason": reason, "epochs_run": epoch,
                 "best_epoch": best_epoch or None, "dev_score_best": best_dev, "test_score_best": best_test,
-                "test_score_max": max_test, "metric": train.metric,
+                "test_score_max": max_test, "test_score_last": test if math.isfinite(test) else float("nan"),
+                "metric": train.metric,
                 "train_seconds": time.perf_counter() - t0,
                 "started_at": started.isoformat(), "finished_at": _now().isoformat(),
                 "results": results() if status != "failed" else {},

@@ -141,7 +141,10 @@ def test_the_stored_test_score_is_the_one_of_the_best_dev_epoch(tmp_path):
     assert final["dev_score_best"] == dev[best]
     assert final["test_score_best"] == rows[best]["test_score"]
     assert final["test_score_max"] == max(r["test_score"] for r in rows)
+    assert final["test_score_last"] == rows[-1]["test_score"]
     assert final["dev_score_best"] > 0.5                        # it learnt the toy task
+    for r in rows:                                              # the losses of every epoch, both splits
+        assert r["dev_loss"] > 0 and r["test_loss"] > 0
     for r in rows:                                              # confusion matrices add up to the scores
         c = r["confusion"]
         assert c["labels"] == ["neg", "neu", "pos"]
@@ -263,6 +266,10 @@ def test_a_study_on_ray_stores_confusion_matrices_and_collapsed_runs(tmp_path, r
     assert set(df.status[df.lr == 0.0]) == {"diverged"}
     assert df.reason[df.lr == 0.0].str.startswith("collapsed").all()
     assert set(df.status[df.lr > 0]) == {"ok"}
+    epochs = analysis.load_epochs(out)                   # the protocol's record: losses and the last epoch's score
+    assert epochs.dev_loss.notna().all() and epochs.test_loss.notna().all()
+    last = epochs.sort_values("epoch").groupby("trial_key").test_score.last()
+    assert (df.set_index("trial_key").test_score_last == last.reindex(df.trial_key).to_numpy()).all()
     confusion = RunDir(out).read_confusion().to_pandas()
     assert set(confusion.trial_key) == set(df.trial_key)
     per = confusion.groupby(["trial_key", "epoch", "split"])["count"].sum()

@@ -104,6 +104,7 @@ class TransformerModel(ModelBase):
         self.losses: list[float] = []
         self.dev_accuracy: dict[int, float] = {}
         self.confusion: dict[int, dict[str, list[list[int]]]] = {}
+        self.losses_at: dict[int, dict[str, float]] = {}
         self.stop_on = s["stop_on"]
         self.bf16 = s["precision"] == "bf16"
 
@@ -174,24 +175,27 @@ class TransformerModel(ModelBase):
 
     def evaluate(self, epoch: int) -> tuple[float, float, float]:
         k = len(self.data.label_names)
-        scores, dev_loss = {}, 0.0
+        scores, losses = {}, {}
         self.confusion[epoch] = {}
         for split in ("dev", "test"):
-            pred, loss = self._predict(split)
+            pred, losses[split] = self._predict(split)
             gold = self.splits[split][1]
             scores[split] = float((pred == gold).mean())
             self.confusion[epoch][split] = np.bincount(gold * k + pred, minlength=k * k).reshape(k, k).tolist()
-            if split == "dev":
-                dev_loss = loss
+        dev_loss = losses["dev"]
+        self.losses_at[epoch] = losses
         self.dev_accuracy[epoch] = scores["dev"]
         select = scores["dev"] if self.stop_on == "accuracy" else -dev_loss
         return scores["dev"], scores["test"], select
 
     def details(self, epoch: int) -> dict[str, Any]:
-        """What an epoch's stored row carries beyond the scores: its confusion matrices."""
+        """What an epoch's stored row carries beyond the scores: the dev and test
+        loss (the epochs table's dev_loss, test_loss) and the confusion matrices."""
         if epoch not in self.confusion:
             return {}
-        return {"confusion": {"labels": list(self.data.label_names), **self.confusion[epoch]}}
+        losses = self.losses_at.get(epoch, {})
+        return {"confusion": {"labels": list(self.data.label_names), **self.confusion[epoch]},
+                "dev_loss": losses.get("dev"), "test_loss": losses.get("test")}
 
     def collapse_reason(self, best_epoch: int) -> str | None:
         """Why a finished run counts as collapsed, or None (see the module docstring)."""
