@@ -23,8 +23,8 @@ from study.store import RunDir
 from .imported import ComparisonSpec, read_import_spec
 from .load import load
 from .paired import Comparison, compare_tasks
-from .seeds import option_distributions, seed_variance
-from .tables import comparison_table, option_distribution_table, seed_variance_table
+from .seeds import option_distributions, seed_variance, selection_scores
+from .tables import comparison_table, option_distribution_table, seed_variance_table, selection_table
 
 __all__ = ["comparisons_of", "report", "export_csv", "ReportSection", "rows_where", "as_categories", "sections"]
 
@@ -130,6 +130,10 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
         for spec in specs:
             parts.append(option_distribution_table(option_distributions(df, spec.choice), spec.choice)
                          .render(fmt, title=f"seed distribution per option: {spec.name}"))
+            chosen = selection_scores(df, spec.choice)
+            if len(chosen):
+                parts.append(selection_table(chosen, spec.choice)
+                             .render(fmt, title=f"test score by epoch selection: {spec.name}"))
     for group in computed.importance:
         covers = ", ".join(group.names)
         for task, imp in group.by_task.items():

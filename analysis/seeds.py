@@ -24,7 +24,7 @@ from scipy import stats
 
 from .paired import RESULT_COLUMNS, finished, pair_ids
 
-__all__ = ["seed_variance", "seed_distribution", "seed_distributions", "ks_test", "SeedDistribution"]
+__all__ = ["seed_variance", "seed_distribution", "seed_distributions", "ks_test", "SeedDistribution", "selection_scores"]
 
 
 def _network_ids(df: pd.DataFrame, score: str, results: Iterable[str]) -> np.ndarray:
@@ -128,6 +128,27 @@ def option_distributions(df: pd.DataFrame, choice: str, *, by: str = "task", sco
         rows.append({by: t, "option": option, "n": d.n, "min": d.min, "median": d.median, "max": d.max, "sd": d.sd,
                      "peeking_gain": float(np.median(gain)) if len(gain) else float("nan"),
                      "not_ok": int(not_ok.get((t, option), 0))})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def selection_scores(df: pd.DataFrame, choice: str, *, by: str = "task") -> pd.DataFrame:
+    """Per task and option of ``choice``, the mean test score of its finished
+    runs under three epoch-selection rules: the best dev epoch's
+    (``test_score``, what seedsweep reports), the last epoch's
+    (``test_score_last``: no model selection) and the best test epoch's
+    (``test_score_max``: peeking at the test set). Empty when the trials do
+    not record the last epoch's score (imported data, older run directories)."""
+    cols = [by, "option", "n", "best_dev", "last", "best_test"]
+    need = {"test_score", "test_score_last", "test_score_max", choice}
+    if not need <= set(df.columns) or df["test_score_last"].isna().all():
+        return pd.DataFrame(columns=cols)
+    ok = finished(df, "test_score")
+    task = ok[by].astype(str) if by in ok.columns else pd.Series("", index=ok.index)
+    rows = []
+    for (t, option), sub in ok.groupby([task, ok[choice].astype(str)], sort=True):
+        mean = lambda c: float(np.nanmean(sub[c].to_numpy(dtype=float)))  # noqa: E731
+        rows.append({by: t, "option": option, "n": len(sub), "best_dev": mean("test_score"),
+                     "last": mean("test_score_last"), "best_test": mean("test_score_max")})
     return pd.DataFrame(rows, columns=cols)
 
 

@@ -168,6 +168,19 @@ def seed_variance_table(frame) -> Table:
                         "in points (score × 100)."])
 
 
+def selection_table(frame, choice: str) -> Table:
+    """The mean test score per option under three epoch-selection rules
+    (:func:`analysis.seeds.selection_scores` output), as the sentiment
+    reproduction study's Table 6 sets them side by side."""
+    rows = [[str(r.task) or "all", str(r.option), str(r.n), _pts(r.best_dev, False), _pts(r.last, False),
+             _pts(r.best_test, False), _pts(r.best_test - r.best_dev)] for r in frame.itertuples()]
+    return Table(header=["Task", choice, "n", "best dev epoch", "last epoch", "best test epoch", "peeking − best dev"],
+                 rows=rows, numeric_from=2,
+                 notes=["Mean test score of the finished runs, in points, with the epoch chosen by the dev set "
+                        "(what seedsweep reports), the last epoch (no model selection) and the test set itself "
+                        "(peeking: it inflates the score and must never be reported as a result)."])
+
+
 def option_distribution_table(frame, choice: str) -> Table:
     """Per task and option: the seed distribution of every finished run
     (:func:`analysis.seeds.option_distributions` output)."""

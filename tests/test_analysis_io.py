@@ -179,3 +179,21 @@ def test_rg2017_import_reproduces_the_published_crf_shares(tmp_path):
                                    options=["Adam", "Nadam", "RMSProp", "Adadelta", "Adagrad", "SGD"],
                                    ignore=["Backend"], results=read_import_spec(out).results)
     assert other["Chunking"].best == "Adam" and 100 * other["Chunking"].shares["Adam"] == pytest.approx(47.9, abs=0.05)
+
+
+def test_the_report_sets_the_three_epoch_selection_rules_side_by_side(run_dir):
+    from analysis.seeds import selection_scores
+
+    df = analysis.load(run_dir)
+    frame = selection_scores(df, "classifier")
+    ok = df[df.status == "ok"]                       # every finished run with the option, as the seed tables count
+    for r in frame.itertuples():                       # by hand: means of the three stored columns
+        sub = ok[ok.classifier == r.option]
+        assert (r.n, r.best_dev, r.last, r.best_test) == (len(sub), pytest.approx(sub.test_score.mean()),
+                                                          pytest.approx(sub.test_score_last.mean()),
+                                                          pytest.approx(sub.test_score_max.mean()))
+        assert r.best_test >= r.best_dev                 # peeking never lowers the score
+    text = analysis.report(run_dir)
+    assert "test score by epoch selection: classifier" in text and "| best dev epoch | last epoch |" in text
+    imported_like = df.drop(columns=["test_score_last"])
+    assert selection_scores(imported_like, "classifier").empty
