@@ -181,10 +181,16 @@ def test_rg2017_import_reproduces_the_published_crf_shares(tmp_path):
     assert other["Chunking"].best == "Adam" and 100 * other["Chunking"].shares["Adam"] == pytest.approx(47.9, abs=0.05)
 
 
-def test_the_report_sets_the_three_epoch_selection_rules_side_by_side(run_dir):
+def test_the_report_sets_the_three_epoch_selection_rules_side_by_side(tmp_path):
     from analysis.seeds import selection_scores
 
+    run_dir = tmp_path / "noisy"              # noisy epochs, no early stopping: the three rules pick different epochs
+    write_synthetic_run(run_dir, STUDY.replace("tau: 0.5", "tau: 0.5, epoch_noise: 0.02")
+                        .replace("train: {max_epochs: 3, patience: 2}", "train: {max_epochs: 6, patience: null}"))
     df = analysis.load(run_dir)
+    finished_ok = df[df.status == "ok"]
+    assert (finished_ok.test_score_last != finished_ok.test_score).any()
+    assert (finished_ok.test_score_max != finished_ok.test_score).any()
     frame = selection_scores(df, "classifier")
     ok = df[df.status == "ok"]                       # every finished run with the option, as the seed tables count
     for r in frame.itertuples():                       # by hand: means of the three stored columns
