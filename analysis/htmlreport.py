@@ -86,6 +86,7 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
     order; ``computed``: :func:`analysis.insights.compute` of the view, if computed already."""
     from .insights import compute
     from .statfigures import dominance_figure, evp_figure, importance_figure, parallel_figure
+    from .trialfigures import learning_figure
 
     if computed is None:
         computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
@@ -105,6 +106,7 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
         if not view.imported:
             out.append(("", f"seed-distribution-{s}",
                         F.seed_distribution_figure(view.df, spec, f"seed-distribution-{s}")))
+            out.append(("", f"learning-{s}", learning_figure(view.epochs, view.df, spec, f"learning-{s}")))
     for i, group in enumerate(computed.importance):
         fig_id = "importance" if len(computed.importance) == 1 else f"importance-{slug(group.spec.name)}"
         out.append(("Hyperparameter importance" if i == 0 else "", fig_id,

@@ -9,7 +9,7 @@ from .figurekit import COLORS, TABLE_MARGIN, empty_figure, table_height
 from .imported import ComparisonSpec
 from .pairing import finished
 
-__all__ = ["default_trials", "curves_figure", "confusion_figure", "problems_figure"]
+__all__ = ["default_trials", "curves_figure", "confusion_figure", "problems_figure", "mean_curves", "learning_figure"]
 
 
 def default_trials(df: pd.DataFrame, spec: ComparisonSpec | None, limit: int = 4) -> list[str]:
@@ -94,3 +94,51 @@ def problems_figure(df: pd.DataFrame, fig_id: str = "problems") -> go.Figure:
     return fig
 
 
+
+
+def mean_curves(epochs: pd.DataFrame, df: pd.DataFrame, choice: str) -> pd.DataFrame:
+    """Per task, option and epoch: the mean dev and test score over the
+    option's finished trials that reached that epoch, and how many did
+    (columns task, option, epoch, dev_score, test_score, trials)."""
+    ok = finished(df, "test_score")
+    if choice not in ok or epochs is None or not len(epochs):
+        return pd.DataFrame(columns=["task", "option", "epoch", "dev_score", "test_score", "trials"])
+    keys = ok[["trial_key", choice] + (["task"] if "task" in ok else [])].rename(columns={choice: "option"})
+    keys = keys.assign(option=keys["option"].astype(str), task=keys["task"].astype(str) if "task" in keys else "")
+    e = epochs.merge(keys, on="trial_key")
+    out = e.groupby(["task", "option", "epoch"], sort=True).agg(dev_score=("dev_score", "mean"),
+                                                                 test_score=("test_score", "mean"),
+                                                                 trials=("trial_key", "nunique"))
+    return out.reset_index()
+
+
+def learning_figure(epochs: pd.DataFrame | None, df: pd.DataFrame, spec: ComparisonSpec | None,
+                    fig_id: str = "learning") -> go.Figure:
+    """Seed-averaged learning curves: per option, the mean dev (solid) and
+    test (dotted) score per epoch over its finished trials, tasks side by side."""
+    curves = mean_curves(epochs, df, spec.choice) if spec is not None and epochs is not None else None
+    if curves is None or not len(curves):
+        return empty_figure(fig_id, "learning curves: no finished trial with epoch rows yet")
+    from .figurekit import axes_grid, fast_figure, option_color
+
+    tasks = list(dict.fromkeys(curves["task"]))
+    options = [o for o in (spec.options or []) if o in set(curves["option"])] or list(dict.fromkeys(curves["option"]))
+    axes, notes, ref = axes_grid(1, len(tasks), [t or "(all)" for t in tasks], hspace=min(0.08, 0.4 / len(tasks)))
+    data = []
+    for col, task in enumerate(tasks, 1):
+        x_ref, y_ref = ref(1, col)
+        for o in options:
+            c = curves[(curves["task"] == task) & (curves["option"] == o)]
+            for split, dash in (("dev_score", "solid"), ("test_score", "dot")):
+                data.append({"type": "scatter", "x": c["epoch"].tolist(), "y": c[split].tolist(), "mode": "lines+markers",
+                             "name": f"{o} {split.split('_')[0]}", "legendgroup": o, "showlegend": col == 1,
+                             "line": {"color": option_color(options, o), "dash": dash}, "xaxis": x_ref, "yaxis": y_ref,
+                             "customdata": c["trials"].tolist(), "meta": {"option": o, "task": task, "split": split},
+                             "hovertemplate": f"{o}, epoch %{{x}}: mean {split} %{{y:.4f}} over %{{customdata}} trials"
+                                              f"<extra>{task}</extra>"})
+        axes["xaxis" + x_ref[1:]]["title"] = {"text": "epoch"}
+    layout = {**axes, "annotations": notes, "height": 420,
+              "title": {"text": f"{spec.name}: seed-averaged learning curves<br><sup>mean over each option's finished "
+                                "trials that reached the epoch; dev solid, test dotted</sup>"},
+              "meta": {"id": fig_id, "choice": spec.choice}}
+    return fast_figure(data, layout)

@@ -203,3 +203,19 @@ def test_the_report_sets_the_three_epoch_selection_rules_side_by_side(tmp_path):
     assert "test score by epoch selection: classifier" in text and "| best dev epoch | last epoch |" in text
     imported_like = df.drop(columns=["test_score_last"])
     assert selection_scores(imported_like, "classifier").empty
+
+
+def test_the_seed_averaged_learning_curves_are_the_mean_over_each_option_s_trials(run_dir):
+    from analysis.imported import ComparisonSpec
+    from analysis.trialfigures import learning_figure
+
+    df, epochs = analysis.load(run_dir), analysis.load_epochs(run_dir)
+    fig = learning_figure(epochs, df, ComparisonSpec("classifier", "classifier", ["softmax", "crf"]))
+    traces = [t for t in fig.data if t.meta["split"] == "test_score"]
+    assert {t.meta["option"] for t in traces} == {"softmax", "crf"}
+    ok = df[df.status == "ok"]
+    for t in traces:
+        keys = set(ok.trial_key[ok.classifier == t.meta["option"]])
+        for epoch, y in zip(t.x, t.y):                     # by hand: a plain average of the stored epochs
+            values = [r.test_score for r in epochs.itertuples() if r.trial_key in keys and r.epoch == epoch]
+            assert y == pytest.approx(sum(values) / len(values), abs=1e-12)
