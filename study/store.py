@@ -241,15 +241,12 @@ class RunDir:
         """The sealed claims file (study.sealing)."""
         return self.path / "claims.yaml"
 
-    def superseded_claims_path(self, n: int) -> Path:
-        return self.path / f"claims-superseded-{n}.yaml"
-
     def write_claims(self, data: bytes) -> None:
         write_bytes(data, self.claims_path)
 
     def supersede_claims(self, n: int) -> str:
-        """Keep the sealed claims as the n-th superseded file; returns its name."""
-        target = self.superseded_claims_path(n)
+        """Keep the sealed claims as ``claims-superseded-<n>.yaml``; returns its name."""
+        target = self.path / f"claims-superseded-{n}.yaml"
         self.claims_path.replace(target)
         return target.name
 
