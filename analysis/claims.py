@@ -190,6 +190,7 @@ class ClaimResult:
     collapsed: int = 0                      # value claims: collapsed or diverged runs with a score, counted in
     without: float = float("nan")           # value claims: the statistic without them
     rank: Fraction | None = None            # rank claims: the exact mean rank
+    collapsed_keys: tuple[str, ...] = ()    # value claims: the trial keys of the collapsed or diverged runs
 
 
 def _percentile(boots: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -213,10 +214,12 @@ def judge(claim: Claim, df: pd.DataFrame, *, results=(), specs=(), n_bootstrap: 
             bad = bad | (rows["status"].astype(str) == "diverged").to_numpy(dtype=bool)
         if "reason" in rows:
             bad = bad | rows["reason"].astype(str).str.startswith("collapsed").to_numpy(dtype=bool)
-        v = value_estimate(rows[claim.score[0]].to_numpy(dtype=float), statistic=claim.statistic, confidence=c,
-                           collapsed=bad, n_bootstrap=n_bootstrap, seed=seed)
+        scores = rows[claim.score[0]].to_numpy(dtype=float)
+        v = value_estimate(scores, statistic=claim.statistic, confidence=c, collapsed=bad, n_bootstrap=n_bootstrap,
+                           seed=seed)
+        keys = tuple(rows["trial_key"].astype(str).to_numpy()[bad & np.isfinite(scores)]) if "trial_key" in rows else ()
         return ClaimResult(claim, verdict(v.estimate, v.interval, claim.target, claim.rule), v.n, v.collapsed,
-                           v.without)
+                           v.without, collapsed_keys=keys)
     if claim.kind == "delta" and claim.choice is None:
         a, b = (rows[s].to_numpy(dtype=float) for s in claim.score)
         d = (a - b)[np.isfinite(a) & np.isfinite(b)]

@@ -55,8 +55,9 @@ def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
         target = "strictly lowest mean rank" if c.kind == "rank" else _num(c.target)
         why = v.why + (f" Note: {v.warning}." if v.warning else "")
         if c.kind == "value" and r.collapsed:
-            why += (f" {r.collapsed} of the {r.n} runs collapsed or diverged and are counted; without them the "
-                    f"{c.statistic} is {_num(r.without)}.")
+            keys = f" ({', '.join(r.collapsed_keys)})" if r.collapsed_keys else ""
+            why += (f" {r.collapsed} of the {r.n} runs collapsed or diverged and are counted{keys}; the {c.statistic} "
+                    f"is {_num(v.estimate)} with them and {_num(r.without)} without them.")
         rows.append([c.id, c.kind, estimate, f"[{_num(lo)}, {_num(hi)}]", target, v.rule.describe(), v.verdict,
                      str(r.n), why])
     sealed = led.record

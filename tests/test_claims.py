@@ -209,3 +209,28 @@ def test_a_share_claim_s_interval_resamples_configurations_with_ties_split():
     assert r.verdict.estimate == 0.75 and r.n == 40                # 20 wins + 20 halves, by hand
     lo, hi = r.verdict.interval
     assert 0.6 < lo < 0.75 < hi <= 0.9 and r.verdict.verdict == "reproduced"
+
+
+def test_the_report_lists_collapsed_runs_and_both_means_beside_band_and_interval_verdicts():
+    import numpy as np
+    import pandas as pd
+
+    from analysis.claims import Claims, parse_claims
+    from analysis.ledger import Ledger, ledger_tables
+
+    rng = np.random.default_rng(0)
+    scores = np.concatenate([rng.normal(70.3, 0.6, 98), [15.9, 9.3]])
+    df = pd.DataFrame({"trial_key": [f"run-{i:03d}" for i in range(100)], "model": "m", "test_score": scores,
+                       "status": ["ok"] * 98 + ["diverged"] * 2,
+                       "reason": [None] * 98 + ["collapsed: best dev accuracy at the majority rate"] * 2})
+    claims: Claims = parse_claims({"source": "the seed record", "claims": [
+        {"id": "band", "kind": "value", "where": {"model": "m"}, "target": 70.3, "rule": {"band": 0.5}},
+        {"id": "gated", "kind": "value", "where": {"model": "m"}, "target": 70.3,
+         "rule": {"interval": True, "gate": 0.5}}]})
+    results = [judge(c, df) for c in claims.claims]
+    assert [r.verdict.verdict for r in results] == ["not reproduced", "inconclusive"]
+    table = ledger_tables(Ledger(claims, results, "not reproduced", {"sealed_at": "t", "sha256": "x"}))[0][1]
+    why = table.rows[0][-1]
+    assert "run-098, run-099" in why and "2 of the 100 runs" in why
+    assert f"{scores.mean():.4g} with them" in why and f"{scores[:98].mean():.4g} without them" in why
+    assert "a fixed band ignores the run-to-run spread" in why
