@@ -234,3 +234,29 @@ def test_the_report_lists_collapsed_runs_and_both_means_beside_band_and_interval
     assert "run-098, run-099" in why and "2 of the 100 runs" in why
     assert f"{scores.mean():.4g} with them" in why and f"{scores[:98].mean():.4g} without them" in why
     assert "a fixed band ignores the run-to-run spread" in why
+
+
+def test_a_rank_claim_ranks_the_options_within_each_block_and_refuses_a_shared_best():
+    import pandas as pd
+
+    from analysis.claims import parse_claims
+
+    rows = []
+    scores = {"d1": {"rocket": 0.9, "other": 0.8, "third": 0.7}, "d2": {"rocket": 0.8, "other": 0.8, "third": 0.6},
+              "d3": {"rocket": 0.9, "other": 0.7, "third": 0.8}}
+    for block, by_option in scores.items():
+        for option, score in by_option.items():
+            for seed in (1, 2):
+                rows.append({"dataset": block, "classifier": option, "seed": seed, "status": "ok",
+                             "test_score": score})
+    df = pd.DataFrame(rows)
+    claim = parse_claims({"source": "x", "claims": [{"id": "best", "kind": "rank", "choice": "classifier",
+                                                     "option": "rocket", "blocks": "dataset",
+                                                     "rule": {"best": True}}]}).claims[0]
+    r = judge(claim, df)
+    # by hand: ranks 1, 1.5, 1 -> 7/6 for rocket; other 2, 1.5, 3 -> 13/6
+    assert str(r.rank) == "7/6" and r.verdict.verdict == "reproduced" and r.n == 3
+    df.loc[(df.dataset == "d1") & (df.classifier == "other"), "test_score"] = 0.9
+    df.loc[(df.dataset == "d3") & (df.classifier == "other"), "test_score"] = 0.9
+    tied = judge(claim, df)
+    assert str(tied.rank) == "3/2" and tied.verdict.verdict == "not reproduced" and "shared" in tied.verdict.why
