@@ -59,3 +59,13 @@ def test_encoder_rankings_notebook_sets_zero_training_beside_fine_tuned():
     assert "Lower scores are better" in text                        # the zero-training table is in mode min
     assert "zero-training M and fine-tuned accuracy rank 3 options with Kendall τ" in text
     assert "| model | sst5-subset | 3 |" in text
+
+
+@needs_rg
+def test_rg2017_claims_notebook_judges_the_classifier_claims():
+    nb, text = execute("rg2017_claims.ipynb", RG_CSV.parents[1], timeout=600)
+    assert not any(out.get("output_type") == "error" for cell in nb.cells for out in cell.get("outputs", []))
+    assert "claims sealed after results existed" in text
+    assert "| crf-chunking | share | 0.9508 |" in text and "| crf-pos | share | 0.8192 |" in text
+    assert text.count("| reproduced |") == 3 and text.count("| inconclusive |") == 2
+    assert "Outcome: partially reproduced" in text
