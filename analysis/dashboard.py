@@ -144,12 +144,14 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
                 f"failed {s['failed']}; running {s['running']}")
         return F.progress_figure(view), text, [ALL] + view.tasks, view.filter_columns()
 
-    @app.callback(Output("claims", "figure"), Input("version", "data"))
+    @app.callback(Output("claims", "figure"), Output("claims", "style"), Input("version", "data"))
     def _claims(version):
+        """The sealed claims' verdicts; the figure is hidden when no claims are sealed."""
         from .ledger import claims_figure
 
         view = views.get(version)
-        return claims_figure(run_dir, view.df, view.specs, view.results)
+        fig = claims_figure(run_dir, view.df, view.specs, view.results)
+        return fig, ({"display": "none"} if fig.layout.meta.get("empty") else {})
 
     @app.callback(Output("filter-values", "options"), Output("filter-values", "value"),
                   Input("filter-column", "value"), State("version", "data"))
