@@ -11,7 +11,7 @@ The figures are those of :mod:`analysis.figures` and
 :mod:`analysis.statfigures`, with the same ids; the comparison shown is
 chosen with the ``choice`` selector, and rows can be narrowed by task and by
 the values of one other hyperparameter. The statistics behind a selection
-are computed once (:class:`_Views`) and shared by its figures; the
+are computed once (:class:`Views`) and shared by its figures; the
 importance figure's forests grow in a background thread and the figure
 appears when they are done, without holding up the others.
 """
@@ -29,7 +29,7 @@ from . import statfigures as SF
 from .insights import choice_stats, importance_by_task
 from .report import rows_where
 
-__all__ = ["create_app", "serve", "signature"]
+__all__ = ["create_app", "serve", "signature", "Views"]
 
 ALL = "(all tasks)"
 
@@ -40,7 +40,7 @@ def signature(run_dir: str | Path) -> str:
     return RunDir(run_dir).signature()
 
 
-class _Views:
+class Views:
     """One :class:`~analysis.figures.RunView` per directory signature, shared by callbacks."""
 
     def __init__(self, run_dir: str) -> None:
@@ -89,7 +89,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
 
     run_dir = str(run_dir)
     RunDir(run_dir).require()
-    views = _Views(run_dir)
+    views = Views(run_dir)
     first = views.get()
     choices = [s.name for s in first.specs]
 

@@ -198,3 +198,33 @@ def test_the_new_tables_render_in_every_format():
     it = importance_table(imp, "t")
     assert it.rows[0][1] == "opt" and "all 150 finished rows" in it.notes[0]
     assert r"\%" in it.latex()
+
+
+def test_the_dashboard_grows_importance_forests_in_the_background(tmp_path, monkeypatch):
+    """While the forests grow, the other statistics of the same selection are
+    computed and returned; the importance arrives later through its Future."""
+    import threading
+
+    import analysis.dashboard as D
+    from tests.rundirs import write_synthetic_run
+    from tests.test_dashboard import KNOWN
+
+    write_synthetic_run(tmp_path / "run", KNOWN)
+    release = threading.Event()
+    real = D.importance_by_task
+
+    def slow(*args, **kwargs):
+        assert release.wait(timeout=60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(D, "importance_by_task", slow)
+    views = D.Views(str(tmp_path / "run"))
+    view = views.get()
+    spec = view.spec("optimizer")
+    future = views.importance_of("v1", view, spec, view.df, ("optimizer",))
+    by_task, stats = views.selection(view, spec, view.df, ("optimizer",))     # not held up by the forests
+    assert not future.done() and stats.dominance and by_task
+    assert views.importance_of("v1", view, spec, view.df, ("optimizer",)) is future    # one computation
+    release.set()
+    result = future.result(timeout=60)
+    assert max(result["synthetic"].importance, key=result["synthetic"].importance.get) == "optimizer"
