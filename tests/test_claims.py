@@ -260,3 +260,37 @@ def test_a_rank_claim_ranks_the_options_within_each_block_and_refuses_a_shared_b
     df.loc[(df.dataset == "d3") & (df.classifier == "other"), "test_score"] = 0.9
     tied = judge(claim, df)
     assert str(tied.rank) == "3/2" and tied.verdict.verdict == "not reproduced" and "shared" in tied.verdict.why
+
+
+SST5 = DATA / "sst5"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (SST5 / "train.txt").is_file(), reason=f"SST-5 not found at {SST5} "
+                                                                 "(set SEEDSWEEP_SHARED_DATA to the shared data folder)")
+def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path):
+    """The worked example: MiniLM on SST-5, the original protocol (Adam at a
+    constant rate) beside AdamW, every epoch run; three test scores per run."""
+    out = tmp_path / "sst5"
+    env = {**os.environ, "SEEDSWEEP_DATA": str(DATA)}
+    r = subprocess.run([sys.executable, "-m", "study", "run", "search_spaces/sst5_protocol_cpu.yaml", "--out", str(out),
+                        "--claims", "claims/sst5_protocol.yaml"], capture_output=True, text=True, cwd=REPO, env=env,
+                       timeout=1200)
+    assert r.returncode == 0, r.stderr
+    text = r.stdout
+    assert "claims and verdicts" in text and "before any result existed" in text
+    assert "| peeking-inflates | delta |" in text and "| roberta-accuracy | value |" in text
+    assert "declared deviations" in text and "material" in text
+    assert "test score by epoch selection: optimizer" in text
+    df = analysis.load(out)
+    assert len(df) == 6 and (df.epochs_run == 3).all()                 # patience null: every epoch ran
+    assert (df.test_score_max >= df.test_score).all() and df.test_score_last.notna().all()
+    epochs = analysis.load_epochs(out)
+    assert epochs.test_loss.notna().all() and len(epochs) == 18
+    specs, results = comparisons_of(out)
+    for c in read_claims(REPO / "claims" / "sst5_protocol.yaml").claims:
+        v = judge(c, df, results=results, specs=specs).verdict
+        assert f"| {c.id} |" in text and v.verdict in text
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["claims"]["sha256"] == sha256sum(REPO / "claims" / "sst5_protocol.yaml")
+    assert any(f.endswith("test.txt") for f in manifest["files"])           # the SST-5 files it read

@@ -28,6 +28,9 @@ downloaded: give a folder with the three files.
 
 ``task.train_sentences`` (with ``task.subset_seed``, default 0) trains on a
 random subset of that many training examples, the same for every trial.
+``task.dev_sentences`` and ``task.test_sentences`` do the same for the dev
+and test sets -- for runs that must fit a small machine; a score on a test
+subset is not the published benchmark's, so declare it as a deviation.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ __all__ = ["Labelled", "Dataset", "read_sst_trees", "read_table", "load_sentence
 
 SENTENCE_DATASETS = ("sst5", "sst2", "table")
 TASK_KEYS = {"dataset", "path", "name", "phrases", "train_sentences", "subset_seed", "train", "dev", "test",
-             "text_column", "label_column"}
+             "text_column", "label_column", "dev_sentences", "test_sentences"}
 SST5_LABELS = ("very negative", "negative", "neutral", "positive", "very positive")
 SST2_LABELS = ("negative", "positive")
 _PTB_ESCAPES = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}"}
@@ -213,7 +216,18 @@ def cached_sentences(task_json: str) -> Dataset:
 
 
 def load_sentences(task: dict) -> Dataset:
-    """The dataset a search space's ``task`` names."""
+    """The dataset a search space's ``task`` names, with the subsets it asks for."""
+    for key in ("train_sentences", "dev_sentences", "test_sentences"):
+        n = task.get(key)
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise UserError(f"task.{key}", f"{n!r} is not a number of sentences.", "Give a whole number ≥ 1.")
+    data = _load_sentences(task)
+    seed = int(task.get("subset_seed", 0))
+    dev, test = _subset(data.dev, task.get("dev_sentences"), seed), _subset(data.test, task.get("test_sentences"), seed)
+    return Dataset(data.name, data.label_names, data.train, dev, test, data.note)
+
+
+def _load_sentences(task: dict) -> Dataset:
     name = task.get("dataset")
     if name not in SENTENCE_DATASETS:
         raise UserError(f"task.dataset {name!r}", "unknown dataset for sentence classification.",
