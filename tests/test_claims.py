@@ -294,3 +294,19 @@ def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["claims"]["sha256"] == sha256sum(REPO / "claims" / "sst5_protocol.yaml")
     assert any(f.endswith("test.txt") for f in manifest["files"])           # the SST-5 files it read
+
+
+@pytest.mark.skipif(not (SST5 / "train.txt").is_file(), reason=f"SST-5 not found at {SST5} "
+                                                                 "(set SEEDSWEEP_SHARED_DATA to the shared data folder)")
+def test_dev_and_test_subsets_are_fixed_draws_of_the_official_splits():
+    from study.families.sentences import load_sentences
+
+    task = {"dataset": "sst5", "path": str(SST5), "train_sentences": 400, "dev_sentences": 300,
+            "test_sentences": 500, "subset_seed": 0}
+    data, again, full = load_sentences(task), load_sentences(task), load_sentences({"dataset": "sst5",
+                                                                                     "path": str(SST5)})
+    assert (len(data.train), len(data.dev), len(data.test)) == (400, 300, 500)
+    assert data.test.texts == again.test.texts and set(data.test.texts) <= set(full.test.texts)
+    assert len(full.test) == 2210
+    with pytest.raises(UserError, match="task.test_sentences"):
+        load_sentences({**task, "test_sentences": 0})
