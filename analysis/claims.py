@@ -35,7 +35,8 @@ from study.errors import UserError
 from .paired import compare
 from .report import rows_where
 from .significance import bootstrap_median
-from .verdict import Rule, Verdict, mean_ranks, rank_interval, rank_verdict, value_estimate, verdict
+from .verdict import (Rule, Verdict, mean_ranks, percentile_interval, rank_interval, rank_verdict, value_estimate,
+                      verdict)
 
 __all__ = ["Claim", "Deviation", "Claims", "read_claims", "parse_claims", "ClaimResult", "judge", "KINDS", "IMPACTS"]
 
@@ -193,11 +194,6 @@ class ClaimResult:
     collapsed_keys: tuple[str, ...] = ()    # value claims: the trial keys of the collapsed or diverged runs
 
 
-def _percentile(boots: np.ndarray, confidence: float) -> tuple[float, float]:
-    lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(lo), float(hi)
-
-
 def judge(claim: Claim, df: pd.DataFrame, *, results=(), specs=(), n_bootstrap: int = 2000,
           seed: int = 0) -> ClaimResult:
     """The estimate, interval and verdict of one claim on a trials table.
@@ -242,7 +238,7 @@ def judge(claim: Claim, df: pd.DataFrame, *, results=(), specs=(), n_bootstrap: 
             rng = np.random.default_rng(seed)
             boots = wins[rng.integers(0, len(wins), size=(n_bootstrap, len(wins)))].mean(axis=1) if len(wins) else \
                 np.array([np.nan])
-            return ClaimResult(claim, verdict(cmp.shares[claim.option], _percentile(boots, c), claim.target,
+            return ClaimResult(claim, verdict(cmp.shares[claim.option], percentile_interval(boots, c), claim.target,
                                               claim.rule), cmp.n)
         d = (table[claim.option] - table[claim.other]).to_numpy(dtype=float)
         lo, hi = bootstrap_median(d, n_bootstrap=n_bootstrap, confidence=c, seed=seed)

@@ -41,8 +41,8 @@ from study.store import RunDir
 
 from .figurekit import TABLE_MARGIN, empty_figure, option_color, table_height
 from .imported import ComparisonSpec
-from .paired import Comparison, compare_tasks
-from .report import as_categories, comparisons_of, rows_where
+from .paired import Comparison
+from .report import as_categories, compare_spec, comparisons_of
 from .seeds import option_distributions, seed_spreads
 
 __all__ = ["FIGURE_IDS", "RunView", "load_view", "compare_view", "progress_figure",
@@ -114,9 +114,7 @@ def load_view(run_dir: str | Path, *, epochs: bool = True) -> RunView:
 def compare_view(view: RunView, spec: ComparisonSpec, df: pd.DataFrame | None = None, *,
                  n_bootstrap: int = 1000, seed: int = 0) -> dict[str, Comparison]:
     """The comparison ``spec`` per task, as the report's tables compute it."""
-    df = view.df if df is None else df
-    return compare_tasks(rows_where(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
-                         results=view.results, n_bootstrap=n_bootstrap, seed=seed, mode=spec.mode)
+    return compare_spec(view.df if df is None else df, spec, view.results, n_bootstrap=n_bootstrap, seed=seed)
 
 
 def _clock(seconds: float) -> str:

@@ -282,7 +282,7 @@ def compute(df: pd.DataFrame, specs: list[ComparisonSpec], results=(), *, n_boot
             seed: int = 0, by_task: dict[str, dict[str, Comparison]] | None = None) -> Computed:
     """Everything of :class:`Computed`; the importance groups are computed
     meanwhile in a worker process (:func:`start_importance`)."""
-    from .paired import compare_tasks
+    from .report import compare_spec
 
     results = list(results)
     pending = start_importance(df, specs, results, seed=seed)
@@ -290,9 +290,7 @@ def compute(df: pd.DataFrame, specs: list[ComparisonSpec], results=(), *, n_boot
     stats = {}
     for spec in specs:
         if spec.name not in comparisons:
-            comparisons[spec.name] = compare_tasks(rows_where(df, spec.where), spec.choice, options=spec.options,
-                                                   ignore=spec.ignore, results=results, n_bootstrap=n_bootstrap,
-                                                   seed=seed, mode=spec.mode)
+            comparisons[spec.name] = compare_spec(df, spec, results, n_bootstrap=n_bootstrap, seed=seed)
         stats[spec.name] = choice_stats(df, spec, comparisons[spec.name], results, n_bootstrap=n_bootstrap,
                                         seed=seed)
     return Computed(df, results, comparisons, stats, pending.result())

@@ -13,7 +13,7 @@ import pandas as pd
 
 from study.store import RunDir
 
-from .claims import ClaimResult, Claims, judge, parse_claims
+from .claims import ClaimResult, Claims, judge, read_claims
 from .tables import Table
 from .verdict import outcome
 
@@ -30,13 +30,11 @@ class Ledger:
 
 def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> Ledger | None:
     """The run directory's sealed claims judged on ``df`` (None when none are sealed)."""
-    import yaml
-
     rd = RunDir(run_dir)
     record = rd.manifest().get("claims")
     if not record:
         return None
-    claims = parse_claims(yaml.safe_load(rd.claims_path.read_text()), str(rd.claims_path))
+    claims = read_claims(rd.claims_path)
     judged = [judge(c, df, results=results, specs=specs, seed=seed) for c in claims.claims]
     return Ledger(claims, judged, outcome([r.verdict.verdict for r in judged]), record)
 

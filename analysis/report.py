@@ -26,7 +26,7 @@ from .paired import Comparison, compare_tasks
 from .seeds import option_distributions, seed_variance, selection_scores
 from .tables import comparison_table, option_distribution_table, seed_variance_table, selection_table
 
-__all__ = ["comparisons_of", "report", "export_csv", "ReportSection", "rows_where", "as_categories", "sections"]
+__all__ = ["comparisons_of", "compare_spec", "report", "export_csv", "ReportSection", "rows_where", "as_categories", "sections"]
 
 
 @dataclass
@@ -83,6 +83,14 @@ def as_categories(df: pd.DataFrame) -> pd.DataFrame:
     return df.assign(**out) if out else df
 
 
+def compare_spec(df: pd.DataFrame, spec: ComparisonSpec, results=(), *, n_bootstrap: int = 1000,
+                 seed: int = 0) -> dict[str, Comparison]:
+    """The comparison ``spec`` per task on the rows its filter keeps: the one
+    computation behind the tables, the figures and the dashboard."""
+    return compare_tasks(rows_where(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
+                         results=list(results), n_bootstrap=n_bootstrap, seed=seed, mode=spec.mode)
+
+
 def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap: int = 1000,
              seed: int = 0, specs: tuple[list[ComparisonSpec], list[str]] | None = None
              ) -> tuple[list[ReportSection], pd.DataFrame]:
@@ -92,17 +100,7 @@ def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap
     if df is None:
         df = load(run_dir)
     df = as_categories(df)
-    subsets: dict[str, pd.DataFrame] = {}
-    out = []
-    for s in specs:
-        where_key = repr(sorted(s.where.items()))
-        if where_key not in subsets:
-            subsets[where_key] = rows_where(df, s.where)
-        sub = subsets[where_key]
-        by_task = compare_tasks(sub, s.choice, options=s.options, ignore=s.ignore, results=results,
-                                n_bootstrap=n_bootstrap, seed=seed, mode=s.mode)
-        out.append(ReportSection(s, by_task))
-    return out, df
+    return [ReportSection(s, compare_spec(df, s, results, n_bootstrap=n_bootstrap, seed=seed)) for s in specs], df
 
 
 def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 1000, seed: int = 0,

@@ -33,7 +33,8 @@ import pandas as pd
 from scipy import stats
 
 __all__ = ["Rule", "Verdict", "verdict", "outcome", "value_estimate", "ValueEstimate", "mean_ranks",
-           "rank_interval", "rank_verdict", "REPRODUCED", "NOT_REPRODUCED", "INCONCLUSIVE", "BAND_WARNING"]
+           "rank_interval", "rank_verdict", "percentile_interval", "REPRODUCED", "NOT_REPRODUCED", "INCONCLUSIVE",
+           "BAND_WARNING"]
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 BAND_WARNING = "a fixed band ignores the run-to-run spread"
@@ -169,6 +170,12 @@ class ValueEstimate:
     statistic: str
 
 
+def percentile_interval(boots: np.ndarray, confidence: float) -> tuple[float, float]:
+    """The percentile bootstrap interval of resampled estimates at ``confidence``."""
+    lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(lo), float(hi)
+
+
 def value_estimate(scores: Sequence[float], *, statistic: str = "mean", confidence: float = 0.95,
                    collapsed: Sequence[bool] | None = None, n_bootstrap: int = 2000, seed: int = 0) -> ValueEstimate:
     """The statistic of every run's score with its interval: the mean with a
@@ -199,8 +206,7 @@ def value_estimate(scores: Sequence[float], *, statistic: str = "mean", confiden
         lo, hi = e - half, e + half
     else:
         rng = np.random.default_rng(seed)
-        boots = np.median(x[rng.integers(0, n, size=(n_bootstrap, n))], axis=1)
-        lo, hi = (float(q) for q in np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2]))
+        lo, hi = percentile_interval(np.median(x[rng.integers(0, n, size=(n_bootstrap, n))], axis=1), confidence)
     without = float(f(x[~bad])) if (~bad).any() else float("nan")
     return ValueEstimate(e, (lo, hi), n, int(bad.sum()), without, statistic)
 
@@ -231,9 +237,8 @@ def rank_interval(table: pd.DataFrame, option: str, *, confidence: float = 0.95,
                       for row in t.to_numpy(dtype=float)])
     col = list(t.columns).index(option)
     rng = np.random.default_rng(seed)
-    boots = ranks[rng.integers(0, len(ranks), size=(n_bootstrap, len(ranks))), col].mean(axis=1)
-    lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(lo), float(hi)
+    return percentile_interval(ranks[rng.integers(0, len(ranks), size=(n_bootstrap, len(ranks))), col].mean(axis=1),
+                               confidence)
 
 
 def rank_verdict(ranks: Mapping[str, Fraction], option: str, interval: tuple[float, float] = (math.nan, math.nan)

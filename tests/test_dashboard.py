@@ -388,19 +388,14 @@ def _decoded(v):
     return v
 
 
-class _Traces:
-    def __call__(self, page_obj, fig_id):
-        traces = page_obj.evaluate(_TRACES, fig_id)
-        for t in traces:
-            t["x"], t["y"] = _decoded(t["x"]), _decoded(t["y"])
-            for d in t["dimensions"]:
-                d["values"] = _decoded(d["values"])
-        return traces
-
-
 def traces(page: "Page", fig_id: str) -> list[dict]:
     """The traces of a figure on the page, arrays as lists."""
-    return _Traces()(page.page, fig_id)
+    out = page.page.evaluate(_TRACES, fig_id)
+    for t in out:
+        t["x"], t["y"] = _decoded(t["x"]), _decoded(t["y"])
+        for d in t["dimensions"]:
+            d["values"] = _decoded(d["values"])
+    return out
 
 
 def assert_stat_figures_match_analysis(page: Page, df, suffix: str = "") -> None:
