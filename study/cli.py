@@ -75,6 +75,26 @@ def _cmd_claims_check(args) -> int:
     return 0
 
 
+def _cmd_testbed(args) -> int:
+    from .families.testbeds import counts, read_testbed, tsv_text, write_tsv
+
+    bed = read_testbed(args.file)
+    rows = bed.sentences()
+    out = sys.stdout if args.output else sys.stderr          # without -o the TSV goes to standard output
+    print(f"{args.file}: {len(bed.templates)} templates, {len(rows)} sentences (at most {bed.cap} per template)",
+          file=out)
+    for (phenomenon, split), n in counts(rows).items():
+        print(f"  {phenomenon:<16} {split:<5} {n:>6}", file=out)
+    if bed.dropped:
+        print(f"  ({bed.dropped} train sentences equal to eval sentences were dropped)", file=out)
+    if args.output:
+        write_tsv(rows, args.output)
+        print(f"wrote {args.output}")
+    else:
+        sys.stdout.write(tsv_text(rows))
+    return 0
+
+
 def _cmd_status(args) -> int:
     from .status import study_status
 
@@ -200,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
     q = csub.add_parser("check", help="validate a claims file (nothing is written)")
     q.add_argument("file")
     q.set_defaults(func=_cmd_claims_check)
+
+    p = sub.add_parser("testbed", help="expand a template test bed: counts per phenomenon and split, sentences as TSV")
+    p.add_argument("file", help="test-bed YAML file (e.g. testbeds/sst_phenomena.yaml)")
+    p.add_argument("-o", "--output", help="write the sentences to this TSV file (text, label, phenomenon, template, split); "
+                   "default: standard output, the counts on standard error")
+    p.set_defaults(func=_cmd_testbed)
 
     p = sub.add_parser("status", help="summarise a run directory")
     p.add_argument("dir")

@@ -39,7 +39,7 @@ __all__ = [
 ]
 
 REQUIRED_KEYS = ("name", "family", "samples", "seeds", "compare")
-OPTIONAL_KEYS = ("task", "sampler_seed", "sampler", "space", "fixed", "train", "resources")
+OPTIONAL_KEYS = ("task", "sampler_seed", "sampler", "space", "fixed", "train", "resources", "evaluate", "tau")
 TRAIN_KEYS = ("max_epochs", "patience", "metric", "mode", "timeout_s", "retries")
 RESOURCE_KEYS = ("cpu", "gpu")
 DISTRIBUTIONS = ("choice", "uniform", "loguniform", "int")
@@ -117,6 +117,8 @@ class Space:
     train: Train
     resources: Resources
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
+    evaluate: tuple[str, ...] = ()      # test beds and (text, label) files every trial scores (eval_<name>)
+    tau: float = 0.1                    # the robustness table's τ (DESIGN.md, "Test beds and robustness")
 
     @property
     def sha256(self) -> str:
@@ -252,10 +254,12 @@ def parse_space(text: str, path: str = "<string>") -> Space:
     fam = get_family(family, where=f"{path}: family")
     train = v.train(mapping.get("train", {}) or {}, fam.train_defaults)
     resources = v.resources(mapping.get("resources", {}) or {})
+    evaluate = v.evaluate(mapping.get("evaluate", []) or [])
+    tau = v.tau(mapping.get("tau", 0.1))
     space = Space(
         path=path, text=text, name=name, family=family, samples=samples, seeds=seeds,
         compare=compare, task=dict(task), sampler_seed=sampler_seed, sampler=sampler,
-        params=params, fixed=fixed, train=train, resources=resources, raw=mapping,
+        params=params, fixed=fixed, train=train, resources=resources, raw=mapping, evaluate=evaluate, tau=tau,
     )
     fam.validate(space)
     return space

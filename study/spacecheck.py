@@ -292,3 +292,24 @@ class SpaceValidator:
             self.fail("resources.gpu", f"{gpu} GPUs per trial.",
                       "Give 0, a fraction up to 1 (0.25 packs four trials per GPU) or a whole number.")
         return Resources(cpu=cpu, gpu=gpu)
+
+    def evaluate(self, value: Any) -> tuple[str, ...]:
+        """``evaluate:``: paths of test beds (``.yaml``) and (text, label) files (``.tsv``, ``.csv``)."""
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list) or not all(isinstance(x, str) and x.strip() for x in items):
+            self.fail("evaluate", f"expected a list of file paths, got {value!r}.",
+                      "List test beds (.yaml) and (text, label) files (.tsv, .csv), e.g. "
+                      "evaluate: [testbeds/sst_phenomena.yaml].")
+        for i, item in enumerate(items):
+            if not item.lower().endswith((".yaml", ".yml", ".tsv", ".txt", ".csv")):
+                self.fail(f"evaluate[{i}]", f"{item!r} is neither a test bed (.yaml) nor a table (.tsv, .csv).",
+                          "Name a test-bed YAML file or a TSV/CSV file with the columns text and label.")
+            if items.index(item) != i:
+                self.fail(f"evaluate[{i}]", f"{item!r} is listed twice.", "List every evaluation set once.")
+        return tuple(items)
+
+    def tau(self, value: Any) -> float:
+        tau = float(self.number(value, "tau"))
+        if not 0 <= tau <= 1:
+            self.fail("tau", f"{tau} is outside [0, 1].", "τ is a difference of accuracies; the default is 0.1.")
+        return tau

@@ -152,7 +152,7 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
                 "metric": train.metric,
                 "train_seconds": time.perf_counter() - t0,
                 "started_at": started.isoformat(), "finished_at": _now().isoformat(),
-                "results": results() if status != "failed" else {},
+                "results": results(best_epoch) if status != "failed" else {},
             })
         report(row)
         if done:

@@ -123,7 +123,8 @@ def test_no_private_name_is_imported_across_modules():
 GROUND_FLOOR = {"study.schema", "study.errors", "study.files"}
 #: what families share: the registry, the interface, and data and model sources
 FAMILY_COMMONS = {"study.families", "study.families.base", "study.families.datasets", "study.families.models",
-                  "study.families.sentences", "study.families.vectors"}
+                  "study.families.sentences", "study.families.vectors", "study.families.evalsets",
+                  "study.families.testbeds"}
 
 
 def test_families_import_only_the_ground_floor_and_their_own_modules():

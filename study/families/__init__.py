@@ -17,7 +17,8 @@ __all__ = ["get_family", "FAMILIES"]
 
 #: family name -> module holding its ``FAMILY``.
 FAMILIES = {"synthetic": "study.families.synthetic", "tagger": "study.families.tagger",
-            "transformer": "study.families.transformer", "encoder": "study.families.encoder"}
+            "transformer": "study.families.transformer", "encoder": "study.families.encoder",
+            "sentence": "study.families.sentence"}
 
 
 def get_family(name: str, *, where: str = "family"):

@@ -16,8 +16,10 @@ A family turns one trial (its hyperparameters, seed and the study's
   value or fixed value names; returns one line per resource found;
 * ``build(space, trial, cache_dir=None)``: the :class:`Model` of one trial
   (after seeding); ``cache_dir`` is the run directory's cache folder;
-* ``result_columns(space)`` (optional, default none): columns the family
-  adds to the trials table, filled by the model's ``results()``.
+* ``result_columns(space)`` (optional): columns the family adds to the
+  trials table, filled by the model's ``results(best_epoch)``; a family that
+  ``classifies`` sentences gets the ``eval_<name>`` columns of the study's
+  ``evaluate:`` sets (:mod:`study.families.evalsets`) by default.
 
 A :class:`Model` trains one epoch (``train_epoch``) and evaluates
 (``evaluate`` -> dev score, test score, and optionally the dev loss). The
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Protocol, runtime_checkable
 
 from ..errors import UserError
 from ..schema import Train, TrialSpec
+from .evalsets import check_evaluate, eval_columns
 
 if TYPE_CHECKING:  # annotations only: families never import the engine's upper floors
     from ..space import Space
@@ -61,8 +64,9 @@ class Model(Protocol):
     def collapse_reason(self, best_epoch: int) -> str | None:
         """Why a finished run counts as collapsed, or None."""
 
-    def results(self) -> dict[str, Any]:
-        """The trial's values of the family's result columns (read once, after its last epoch)."""
+    def results(self, best_epoch: int) -> dict[str, Any]:
+        """The trial's values of the family's result columns (read once, after
+        its last epoch; scores of evaluation sets are the best dev epoch's)."""
 
 
 class ModelBase:
@@ -74,7 +78,7 @@ class ModelBase:
     def collapse_reason(self, best_epoch: int) -> str | None:
         return None
 
-    def results(self) -> dict[str, Any]:
+    def results(self, best_epoch: int) -> dict[str, Any]:
         return {}
 
 
@@ -105,6 +109,7 @@ class FamilyBase:
 
     name: str
     uses_torch: bool = True
+    classifies: bool = False                     # scores the study's evaluate: sets
     train_defaults: Train
     defaults: Mapping[str, Any] = {}
     limits: Mapping[str, Limit] = {}
@@ -115,6 +120,7 @@ class FamilyBase:
     def validate(self, space: "Space") -> None:
         check_task_and_names(space, self.name, self.task_keys, self.datasets, self.defaults, self.names_hint)
         check_limits(space, self.limits, self.name)
+        check_evaluate(space, self.classifies, self.name)
         self.check(space)
 
     def check(self, space: "Space") -> None:
@@ -124,7 +130,7 @@ class FamilyBase:
         """Columns the family adds to the trials table: name -> ``float`` |
         ``int`` | ``str`` | ``bool``. Never pairing keys; any can be a
         comparison's score."""
-        return {}
+        return eval_columns(space) if self.classifies else {}
 
 
 # ------------------------------------------------------------------ limits

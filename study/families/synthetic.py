@@ -46,6 +46,7 @@ from ..errors import UserError
 from ..files import stable_hash
 from ..schema import Train, TrialSpec, escape_key
 from .base import FamilyBase, Limit, ModelBase
+from .evalsets import check_evaluate
 
 if TYPE_CHECKING:
     from ..space import Space
@@ -127,6 +128,7 @@ class SyntheticFamily(FamilyBase):
     limits: Mapping[str, Limit] = field(default_factory=dict)
 
     def validate(self, space: "Space") -> None:
+        check_evaluate(space, False, self.name)
         for key in space.task:
             if key not in TASK_KEYS:
                 raise UserError(f"{space.path}: task.{key}", f"unknown key '{key}' for the synthetic family.",

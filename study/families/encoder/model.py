@@ -188,5 +188,5 @@ class EncoderModel(ModelBase):
         self.score_seconds = time.perf_counter() - t0
         return out["dev"][0].M, d.M
 
-    def results(self) -> dict[str, Any]:
+    def results(self, best_epoch: int) -> dict[str, Any]:
         return {**self.scores, "embed_seconds": self.embed_seconds, "score_seconds": self.score_seconds}

@@ -52,6 +52,7 @@ class TransformerFamily(FamilyBase):
     """The transformer family (see the package docstring)."""
 
     name = "transformer"
+    classifies = True
     train_defaults = Train(max_epochs=10, patience=3, metric="accuracy", mode="max", timeout_s=None, retries=1)
     defaults, limits, task_keys, datasets = DEFAULTS, LIMITS, TASK_KEYS, SENTENCE_DATASETS
     names_hint = " The number of epochs is train.max_epochs."

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..base import ModelBase, check_settings
+from ..evalsets import eval_sets, label_ids
 from ..models import load_failure, parse_model
 from .family import LIMITS, TINY, model_source, settings_of
 from ..sentences import cached_sentences
@@ -66,6 +67,13 @@ class TransformerModel(ModelBase):
             self.splits, self.pad_id = _encoded(task_json, source, int(s["max_length"]))
         except (OSError, ValueError) as exc:
             raise load_failure(s["model"], exc) from None
+        self.eval_names: list[str] = []
+        for es in eval_sets(tuple(space.evaluate)):         # scored every epoch, stored at the best dev epoch
+            ids = _tokenizer(source)(list(es.texts), truncation=True, max_length=int(s["max_length"]))["input_ids"]
+            labels = label_ids(es.labels, self.data.label_names, f"evaluate: {es.source} ({es.name})")
+            self.splits = {**self.splits, f"eval:{es.name}": (ids, np.asarray(labels, np.int64))}
+            self.eval_names.append(es.name)
+        self.eval_accuracy: dict[int, dict[str, float]] = {}
         n_labels = len(self.data.label_names)
         label_maps = {"id2label": dict(enumerate(self.data.label_names)),
                       "label2id": {n: i for i, n in enumerate(self.data.label_names)}}
@@ -183,6 +191,8 @@ class TransformerModel(ModelBase):
             scores[split] = float((pred == gold).mean())
             self.confusion[epoch][split] = np.bincount(gold * k + pred, minlength=k * k).reshape(k, k).tolist()
         dev_loss = losses["dev"]
+        self.eval_accuracy[epoch] = {name: float((self._predict(f"eval:{name}")[0] == self.splits[f"eval:{name}"][1])
+                                                 .mean()) for name in self.eval_names}
         self.losses_at[epoch] = losses
         self.dev_accuracy[epoch] = scores["dev"]
         select = scores["dev"] if self.stop_on == "accuracy" else -dev_loss
@@ -209,3 +219,8 @@ class TransformerModel(ModelBase):
             return (f"collapsed: the training loss never fell (epoch 1 {self.losses[0]:.4f}, "
                     f"lowest later {min(self.losses[1:]):.4f})")
         return None
+
+    def results(self, best_epoch: int) -> dict[str, Any]:
+        """Accuracy on each evaluation set at the best dev epoch (``eval_<name>``)."""
+        scores = self.eval_accuracy.get(best_epoch, {})
+        return {f"eval_{name}": scores.get(name, float("nan")) for name in self.eval_names}

@@ -1,0 +1,162 @@
+"""One trial of the sentence family: a small classifier trained with early stopping on dev."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..base import ModelBase, check_settings
+from ..evalsets import augmentation, eval_sets, label_ids
+from ..sentences import cached_sentences
+from ..vectors import load_vectors
+from .family import LIMITS, auto_width, n_params, settings
+
+if TYPE_CHECKING:
+    from ...space import Space
+
+__all__ = ["SentenceModel", "tokens", "Encoded"]
+
+EVAL_BATCH = 256
+CLIP = 5.0
+_CLITIC = re.compile(r"(\w)(n't|'s|'re|'ve|'ll|'d|'m)\b")
+_TOKEN = re.compile(r"n't|'[a-z]+|[^\W_]+(?:-[^\W_]+)*|[^\w\s]")
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased PTB-style tokens, as the SST trees write them.
+
+    >>> tokens("Anna didn't like it's ending -- a well-made mess.")
+    ['anna', 'did', "n't", 'like', 'it', "'s", 'ending', '-', '-', 'a', 'well-made', 'mess', '.']
+    """
+    return _TOKEN.findall(_CLITIC.sub(r"\1 \2", text.lower()))
+
+
+class Encoded:
+    """Every text a trial reads as word ids (0 padding, 1 unknown) over one vector matrix."""
+
+    def __init__(self, splits: dict[str, list[str]], source: str) -> None:
+        toks = {name: [tokens(t) or ["<unk>"] for t in texts] for name, texts in splits.items()}
+        wanted = {w for seqs in toks.values() for seq in seqs for w in seq}
+        words, matrix = load_vectors(source, wanted)
+        self.dim = matrix.shape[1]
+        index = {w: i + 2 for i, w in enumerate(words)}
+        self.vectors = np.concatenate([np.zeros((2, self.dim), np.float32), np.asarray(matrix, np.float32)])
+        self.ids = {name: [np.asarray([index.get(w, 1) for w in seq], np.int64) for seq in seqs]
+                    for name, seqs in toks.items()}
+        self.coverage = sum(w in index for seqs in toks.values() for seq in seqs for w in seq) / max(
+            1, sum(len(seq) for seqs in toks.values() for seq in seqs))
+
+
+@functools.lru_cache(maxsize=4)
+def _encoded(task_json: str, evaluate: tuple[str, ...], source: str, augment_texts: tuple[str, ...]) -> Encoded:
+    """The word ids of every split, shared by the trials of one worker process."""
+    data = cached_sentences(task_json)
+    splits = {"train": data.train.texts, "dev": data.dev.texts, "test": data.test.texts, "augment": list(augment_texts)}
+    for s in eval_sets(evaluate):
+        splits[f"eval:{s.name}"] = list(s.texts)
+    return Encoded(splits, source)
+
+
+class SentenceModel(ModelBase):
+    """One trial of the sentence family (see the package docstring)."""
+
+    def __init__(self, space: "Space", hparams: dict[str, Any], seed: int) -> None:
+        import torch
+
+        from .network import build_network, trainable_parameters
+
+        self.torch = torch
+        self.s = s = settings(space, hparams)
+        check_settings(s, LIMITS, space.path, "sentence")
+        task_json = json.dumps(space.task, sort_keys=True)
+        self.data = data = cached_sentences(task_json)
+        names = data.label_names
+        aug_texts, aug_labels = ([], []) if s["augment"] == "none" else augmentation(space, s["augment"])
+        enc = _encoded(task_json, tuple(space.evaluate), str(s["embeddings"]), tuple(aug_texts))
+        k = int(s["augment_factor"])
+        aug_ids = label_ids(aug_labels, names, f"{space.path}: augment {s['augment']}")
+        self.splits = {"train": (enc.ids["train"] + enc.ids["augment"] * k,
+                                 np.asarray(list(data.train.labels) + aug_ids * k, np.int64)),
+                       "dev": (enc.ids["dev"], np.asarray(data.dev.labels, np.int64)),
+                       "test": (enc.ids["test"], np.asarray(data.test.labels, np.int64))}
+        self.eval_names = []
+        for es in eval_sets(tuple(space.evaluate)):
+            labels = label_ids(es.labels, names, f"evaluate: {es.source} ({es.name})")
+            self.splits[f"eval:{es.name}"] = (enc.ids[f"eval:{es.name}"], np.asarray(labels, np.int64))
+            self.eval_names.append(es.name)
+        arch = str(s["architecture"])
+        self.width = int(s["width"] or auto_width(arch, enc.dim, len(names), int(s["params_target"])))
+        self.net = build_network(arch, torch.from_numpy(enc.vectors), self.width, len(names), float(s["dropout"]))
+        self.params = trainable_parameters(self.net)
+        assert self.params == n_params(arch, self.width, enc.dim, len(names)), "parameter formula out of date"
+        self.optimizer = torch.optim.Adam([p for p in self.net.parameters() if p.requires_grad], lr=float(s["lr"]),
+                                          weight_decay=float(s["weight_decay"]))
+        self.order = np.random.default_rng(seed)
+        self.max_length = int(s["max_length"])
+        self.dev_accuracy: dict[int, float] = {}
+        self.eval_accuracy: dict[int, dict[str, float]] = {}
+
+    def _batch(self, split: str, rows):
+        seqs, labels = self.splits[split]
+        cut = [seqs[i][: self.max_length] for i in rows]
+        lengths = np.asarray([len(x) for x in cut], np.int64)
+        ids = np.zeros((len(rows), int(lengths.max())), np.int64)
+        for j, x in enumerate(cut):
+            ids[j, : len(x)] = x
+        t = self.torch
+        return t.from_numpy(ids), t.from_numpy(lengths), t.from_numpy(labels[np.asarray(rows)])
+
+    # ----------------------------------------------------------- Model API
+    def train_epoch(self, epoch: int) -> float:
+        t = self.torch
+        self.net.train()
+        n = len(self.splits["train"][1])
+        size = int(self.s["batch_size"])
+        order = self.order.permutation(n)
+        total = 0.0
+        for b in range(0, n, size):
+            ids, lengths, y = self._batch("train", order[b:b + size])
+            loss = t.nn.functional.cross_entropy(self.net(ids, lengths), y)
+            if not t.isfinite(loss):
+                return float("nan")
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            t.nn.utils.clip_grad_norm_(self.net.parameters(), CLIP)
+            self.optimizer.step()
+            total += float(loss.detach()) * len(y)
+        return total / max(n, 1)
+
+    def accuracy(self, split: str) -> float:
+        """Accuracy of the current weights on one split (sorted by length: less padding)."""
+        seqs, labels = self.splits[split]
+        order = np.argsort([len(x) for x in seqs], kind="stable")
+        correct = 0
+        self.net.eval()
+        with self.torch.no_grad():
+            for b in range(0, len(seqs), EVAL_BATCH):
+                ids, lengths, y = self._batch(split, order[b:b + EVAL_BATCH])
+                correct += int((self.net(ids, lengths).argmax(-1) == y).sum())
+        return correct / len(seqs)
+
+    def evaluate(self, epoch: int) -> tuple[float, float]:
+        dev, test = self.accuracy("dev"), self.accuracy("test")
+        self.dev_accuracy[epoch] = dev
+        self.eval_accuracy[epoch] = {name: self.accuracy(f"eval:{name}") for name in self.eval_names}
+        return dev, test
+
+    def collapse_reason(self, best_epoch: int) -> str | None:
+        labels = self.splits["dev"][1]
+        rate = float(np.bincount(labels).max()) / len(labels)
+        if self.dev_accuracy.get(best_epoch, 0.0) <= rate:
+            return f"collapsed: best dev accuracy {self.dev_accuracy.get(best_epoch, 0.0):.4f} is no better than " \
+                   f"answering the most frequent label ({rate:.4f})"
+        return None
+
+    def results(self, best_epoch: int) -> dict[str, Any]:
+        scores = self.eval_accuracy.get(best_epoch, {})
+        return {"params": self.params, "units": self.width,
+                **{f"eval_{name}": scores.get(name, float("nan")) for name in self.eval_names}}
