@@ -26,6 +26,7 @@ from study.store import RunDir
 
 from . import figures as F
 from . import statfigures as SF
+from .figurekit import empty_figure
 from .insights import choice_stats, importance_by_task
 from .report import rows_where
 
@@ -117,6 +118,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         ]),
         html.Div(style=grid, children=[graph("winshares"), graph("distribution"), graph("differences"),
                                        graph("sigma"), graph("seed-distribution"), graph("seeds")]),
+        graph("robustness"),
         html.H3("tuning budget, importance and dominance"),
         html.Div(style=grid, children=[graph("evp"), graph("importance")]),
         dcc.Interval(id="importance-poll", interval=500, disabled=True),
@@ -152,6 +154,19 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         view = views.get(version)
         fig = claims_figure(run_dir, view.df, view.specs, view.results)
         return fig, ({"display": "none"} if fig.layout.meta.get("empty") else {})
+
+    @app.callback(Output("robustness", "figure"), Output("robustness", "style"), Input("version", "data"),
+                  Input("choice", "value"))
+    def _robustness(version, choice):
+        """Every model's accuracy on the evaluation sets; hidden when the study scored none."""
+        from .robustness import robustness_figure, robustness_of, study_tau
+
+        view = views.get(version)
+        spec = view.spec(choice)
+        rob = None if spec is None else robustness_of(view.df, spec, view.results, study_tau(run_dir))
+        if rob is None:
+            return empty_figure("robustness", "no evaluation sets"), {"display": "none"}
+        return robustness_figure(rob), {}
 
     @app.callback(Output("filter-values", "options"), Output("filter-values", "value"),
                   Input("filter-column", "value"), State("version", "data"))

@@ -107,6 +107,13 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
             out.append(("", f"seed-distribution-{s}",
                         F.seed_distribution_figure(view.df, spec, f"seed-distribution-{s}")))
             out.append(("", f"learning-{s}", learning_figure(view.epochs, view.df, spec, f"learning-{s}")))
+    from .robustness import robustness_figure, robustness_of, study_tau
+
+    tau = study_tau(view.path)
+    for i, spec in enumerate(s for s in view.specs if robustness_of(view.df, s, view.results, tau) is not None):
+        rob = robustness_of(view.df, spec, view.results, tau)
+        out.append(("Robustness to the evaluation sets" if i == 0 else "", f"robustness-{slug(spec.name)}",
+                    robustness_figure(rob, f"robustness-{slug(spec.name)}")))
     for i, group in enumerate(computed.importance):
         fig_id = "importance" if len(computed.importance) == 1 else f"importance-{slug(group.spec.name)}"
         out.append(("Hyperparameter importance" if i == 0 else "", fig_id,

@@ -124,6 +124,13 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
         dom = computed.stats[spec.name].dominance
         if any(d is not None for d in dom.values()):
             parts.append(dominance_table(dom).render(fmt, title=f"dominance: {spec.name}"))
+    from .robustness import robustness_of, robustness_table, study_tau
+
+    tau = study_tau(run_dir)
+    for spec in specs:                                   # studies that scored evaluation sets (evaluate:)
+        rob = robustness_of(df, spec, results, tau)
+        if rob is not None:
+            parts.append(robustness_table(rob).render(fmt, title=f"robustness: {spec.name}"))
     if specs and read_import_spec(run_dir) is None:      # seedsweep runs: per-option seed distributions
         for spec in specs:
             parts.append(option_distribution_table(option_distributions(df, spec.choice), spec.choice)

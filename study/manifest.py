@@ -89,6 +89,8 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "compare": compared_options(space),
         "train": {"metric": space.train.metric, "mode": space.train.mode},
         "results": list(get_family(space.family).result_columns(space)),
+        "evaluate": list(space.evaluate),
+        "tau": space.tau,
         "git": git_state(),
         "versions": versions(),
         "packages": packages(),
