@@ -201,7 +201,7 @@ def robustness_table(rob: Robustness) -> Table:
              f"at τ = {rob.tau:g}. Last column: two-sided Mann–Whitney U on p′ against each other option, "
              f"Holm-adjusted over the {len(rob.phenomena)} phenomena; {DAGGER}: below {rob.alpha:g}."]
     if rob.left_out:
-        notes.append(f"{rob.left_out} models of {rob.choice} left out (diverged, failed or without a score).")
+        notes.append(f"Left out: {rob.left_out} trials of {rob.choice} (diverged, failed or without a score).")
     return Table(["Population", "Phenomenon", rob.choice, "n", "p", "p′", "τ*", "τ-robust", "bounded", "vs (p, Holm)"],
                  rows, notes, numeric_from=3)
 
@@ -226,7 +226,7 @@ def robustness_figure(rob: Robustness, fig_id: str = "robustness"):
             data.append({"type": "box", "x": groups, "y": [float(v) for v in values], "name": option,
                          "legendgroup": option, "showlegend": k == 0, "boxpoints": "all", "jitter": 0.4,
                          "pointpos": 0, "marker": {"color": option_color(options, option), "size": 4},
-                         "line": {"width": 1}, "xaxis": x, "yaxis": y, "meta": {"phenomenon": phenomenon or "test"}})
+                         "line": {"width": 1}, "xaxis": x, "yaxis": y, "meta": {"phenomenon": phenomenon or "test", "option": option}})
         layout["yaxis" + y[1:]].update({"range": [0, 1.02], "showticklabels": k == 0})
         layout["xaxis" + x[1:]].update({"tickangle": 30})
     layout.update({"boxmode": "group", "annotations": notes, "height": 480, "meta": {"id": fig_id, "tau": rob.tau},

@@ -76,7 +76,7 @@ def _cmd_claims_check(args) -> int:
 
 
 def _cmd_testbed(args) -> int:
-    from .families.testbeds import counts, read_testbed, tsv_text, write_tsv
+    from .testbeds import counts, read_testbed, tsv_text, write_tsv
 
     bed = read_testbed(args.file)
     rows = bed.sentences()

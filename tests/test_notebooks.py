@@ -69,3 +69,17 @@ def test_rg2017_claims_notebook_judges_the_classifier_claims():
     assert "| crf-chunking | share | 0.9508 |" in text and "| crf-pos | share | 0.8192 |" in text
     assert text.count("| reproduced |") == 3 and text.count("| inconclusive |") == 2
     assert "Outcome: partially reproduced" in text
+
+
+@pytest.mark.skipif(not (SST5 / "train.txt").exists(),
+                    reason=f"SST-5 not found at {SST5} (set SEEDSWEEP_SHARED_DATA to the shared data folder)")
+def test_the_robustness_notebook_prints_the_table_and_checks_it_against_compare():
+    nb, text = execute("sst2_robustness.ipynb", SST5.parent, timeout=900)
+    assert not any(out.get("output_type") == "error" for cell in nb.cells for out in cell.get("outputs", []))
+    assert "24 trials in the study" in text
+    assert "**robustness: augment**" in text
+    for arch in ("fc", "cnn", "lstm", "attention"):
+        assert f"architecture={arch} |" in text, arch            # a population per architecture
+    for phenomenon in ("negation", "mixed", "sarcasm"):
+        assert f"| {phenomenon} | none |" in text and f"| {phenomenon} | negation |" in text
+    assert "compare and the robustness table agree on every population's negation accuracy" in text

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from study.errors import UserError
-from study.families.testbeds import read_testbed
+from study.testbeds import read_testbed
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "testbeds" / "sst_phenomena.yaml"

@@ -1,6 +1,6 @@
 """Evaluation sets and augmentation: what a study's ``evaluate:`` names.
 
-``evaluate:`` lists test beds (``.yaml``, :mod:`study.families.testbeds`) and
+``evaluate:`` lists test beds (``.yaml``, :mod:`study.testbeds`) and
 (text, label) tables (``.tsv``/``.txt`` tab-separated, ``.csv``; columns
 ``text`` and ``label``). Every trial of a classifying family (``sentence``,
 ``transformer``) scores each set with the weights of its best dev epoch and
@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import UserError
 from .sentences import read_table
-from .testbeds import read_testbed
+from ..testbeds import read_testbed
 
 if TYPE_CHECKING:
     from ...space import Space
 
-__all__ = ["EvalSet", "eval_sets", "eval_columns", "augmentation", "phenomena", "label_ids", "check_evaluate"]
+__all__ = ["EvalSet", "eval_sets", "eval_columns", "augmentation", "phenomena", "label_ids", "check_evaluate",
+           "describe_eval_sets"]
 
 
 @dataclass(frozen=True)
@@ -115,4 +116,15 @@ def check_evaluate(space: "Space", classifies: bool, family: str) -> None:
     if not classifies:
         raise UserError(f"{space.path}: evaluate", f"the {family} family does not classify sentences, so it cannot "
                         "score evaluation sets.", "Remove evaluate:, or use the sentence or transformer family.")
+    for i, path in enumerate(space.evaluate):
+        try:
+            eval_sets((path,))
+        except UserError as err:         # say which entry of which study file named it
+            raise UserError(f"{space.path}: evaluate[{i}]: {err.where}", err.problem, err.fix) from None
     eval_sets(space.evaluate)
+
+
+def describe_eval_sets(space: "Space") -> list[str]:
+    """One line per evaluation set, for ``seedsweep check --resolve``."""
+    return [f"evaluation set {s.name} ({s.source}): {len(s.texts)} sentences, column {s.column}"
+            for s in eval_sets(space.evaluate)]

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from ...errors import UserError
 from ...schema import Train, TrialSpec
 from ..base import FamilyBase, choice, integer, named_values, number, settings_of
-from ..evalsets import eval_columns, phenomena
+from ..evalsets import describe_eval_sets, eval_columns, phenomena
 from ..sentences import SENTENCE_DATASETS, TASK_KEYS, load_sentences
 
 if TYPE_CHECKING:
@@ -96,10 +96,7 @@ class SentenceFamily(FamilyBase):
                 count = n_params(arch, width, dim, len(data.label_names))
                 lines.append(f"architecture {arch} ({where}) over {source}: width {width}, "
                              f"{count:,} trainable parameters")
-        from ..evalsets import eval_sets
-
-        lines += [f"evaluation set {s.name} ({s.source}): {len(s.texts)} sentences" for s in eval_sets(space.evaluate)]
-        return lines
+        return lines + describe_eval_sets(space)
 
     def result_columns(self, space: "Space") -> dict[str, str]:
         return {"params": "int", "units": "int", **eval_columns(space)}

@@ -11,6 +11,7 @@ from ..base import FamilyBase, Limit, integer, number
 from ..base import settings_of as merged_settings
 from ..models import check_model_options, describe_model, parse_model, resolve_model_options
 from ..models import model_source as shared_source
+from ..evalsets import describe_eval_sets
 from ..sentences import SENTENCE_DATASETS, TASK_KEYS, load_sentences
 
 if TYPE_CHECKING:
@@ -68,7 +69,8 @@ class TransformerFamily(FamilyBase):
         data = load_sentences(dict(space.task))
         return [f"dataset {data.name}: train {len(data.train)}, dev {len(data.dev)}, test {len(data.test)} "
                 f"texts, {len(data.label_names)} labels"] + \
-            resolve_model_options(space, DEFAULTS["model"], lambda name: describe_model(name, model_source(name)))
+            resolve_model_options(space, DEFAULTS["model"], lambda name: describe_model(name, model_source(name))) + \
+            describe_eval_sets(space)
 
     def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None):
         from .model import TransformerModel

@@ -142,11 +142,10 @@ class TransformerModel(ModelBase):
     def train_epoch(self, epoch: int) -> float:
         t = self.torch
         self.net.train()
-        n = len(self.splits["train"][1])
         size = int(self.s["batch_size"])
-        order = self.order.permutation(n)
+        order = self.order.permutation(len(self.splits["train"][1]))
         total, count = 0.0, 0
-        for b in range(0, n, size):
+        for b in range(0, len(order), size):
             x, mask, y = self._batch("train", order[b:b + size])
             with self._autocast():
                 loss = self.net(input_ids=x, attention_mask=mask, labels=y).loss

@@ -47,8 +47,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from ..errors import UserError
-from ..files import note_read, write_text
+from .errors import UserError
+from .files import note_read, write_text
 
 __all__ = ["TestBed", "Sentence", "read_testbed", "PLACEHOLDER", "SPLITS", "tsv_text", "counts"]
 
