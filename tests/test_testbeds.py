@@ -4,6 +4,8 @@ located errors from ``seedsweep testbed``."""
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 import os
 import re
@@ -117,6 +119,25 @@ def test_the_testbed_command_writes_byte_identical_tsv_across_runs(tmp_path):
     lines = outs[0].decode().splitlines()
     assert lines[0] == "text\tlabel\tphenomenon\ttemplate\tsplit"
     assert len(lines) - 1 == sum(expected_counts(SHIPPED).values())
+    # the file holds the sentences as read back by the csv module, labels included
+    table = list(csv.DictReader(io.StringIO(outs[0].decode()), delimiter="\t"))
+    rows = read_testbed(SHIPPED).sentences()
+    assert [(t["text"], t["label"], t["phenomenon"], t["template"], t["split"]) for t in table] == \
+        [(r.text, r.label, r.phenomenon, r.template, r.split) for r in rows]
+
+
+def test_a_train_sentence_that_equals_an_eval_sentence_is_dropped_from_train(tmp_path):
+    # A placeholder-free train template can spell out a sentence an eval template also makes
+    # ("The film is not great." below); augmentation must not see it.
+    path = tmp_path / "bed.yaml"
+    path.write_text(SMALL.replace('- {template: "The @category@ is not @Positive@.", label: negative}',
+                                  '- {template: "The @category@ is not @Positive@.", label: negative}\n'
+                                  '      - {template: "This movie is not great.", label: negative}'))
+    bed = read_testbed(path)
+    rows = bed.sentences()
+    assert [r.text for r in rows if r.split == "train"] == ["The film is not good.", "The film is not nice."]
+    assert "This movie is not great." in [r.text for r in rows if r.split == "eval"]
+    assert bed.dropped == 1
 
 
 @pytest.mark.parametrize("edit, expected", [
