@@ -49,6 +49,7 @@ class StoreAndProgress(tune.Callback):
         self.rd, self.space, self.plan, self.schema = rd, space, plan, schema
         self.prior_attempts, self.stream, self.total = prior_attempts, stream, total
         self.keys: dict[str, str] = {}
+        self.groups: dict[str, list[str]] = {}
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-store")
         self.pending: list[Future] = []
         self.epochs: dict[str, list[dict]] = defaultdict(list)
@@ -71,11 +72,39 @@ class StoreAndProgress(tune.Callback):
             key = self.keys[trial.trial_id] = TrialSpec.from_json(trial.config["trial"]).key
         return key
 
+    def members(self, trial) -> list[str]:
+        """The trial keys one Ray trial trains: its own, or its population's."""
+        found = self.groups.get(trial.trial_id)
+        if found is None:
+            if "group" in trial.config:
+                found = [TrialSpec.from_json(t).key for t in json.loads(trial.config["group"])]
+            else:
+                found = [self.key(trial)]
+            self.groups[trial.trial_id] = found
+        return found
+
+    def unstored(self, trial) -> list[str]:
+        return [k for k in self.members(trial) if k not in self.done]
+
     def on_trial_start(self, iteration, trials, trial, **info):
-        self.started[self.key(trial)] = datetime.now(timezone.utc)
-        self.running += 1
+        now = datetime.now(timezone.utc)
+        for key in self.unstored(trial):
+            self.started[key] = now
+            self.running += 1
 
     def on_trial_result(self, iteration, trials, trial, result, **info):
+        if "seedsweep_group" in result:
+            # A population: every seed is stored the moment its last epoch
+            # arrives, so a driver killed mid-group loses only the seeds still
+            # training. A retried group trains its stored seeds again: ignored.
+            for row in json.loads(result["seedsweep_group"]):
+                key = row.pop("trial_key")
+                if key in self.done:
+                    continue
+                self.epochs[key].append(row)
+                if row.get("final"):
+                    self.store(key, outcome_of(row))
+            return
         if "seedsweep" not in result:
             return
         key = self.key(trial)
@@ -85,11 +114,11 @@ class StoreAndProgress(tune.Callback):
             self.final[key] = row
 
     def on_trial_recover(self, iteration, trials, trial, **info):
-        key = self.key(trial)
-        self.attempts[key] += 1
-        self.running -= 1
-        self.epochs.pop(key, None)
-        self.final.pop(key, None)
+        for key in self.unstored(trial):
+            self.attempts[key] += 1
+            self.running -= 1
+            self.epochs.pop(key, None)
+            self.final.pop(key, None)
 
     def store(self, key: str, outcome: dict[str, Any]) -> None:
         """Queue the trial's parts for the store's writer thread, so that
@@ -114,33 +143,40 @@ class StoreAndProgress(tune.Callback):
             f.result()
 
     def on_trial_complete(self, iteration, trials, trial, **info):
+        if "group" in trial.config:
+            self.stopped(self.unstored(trial))
+            return
         key = self.key(trial)
         res = self.final.get(key)
         if res is None:
-            # Stopped before its last epoch (Ctrl-C, Tune shutting down): not a
-            # result. Nothing is stored, so the next run trains it again.
+            self.stopped([key])
+            return
+        self.store(key, outcome_of(res))
+
+    def stopped(self, keys: list[str]) -> None:
+        """Trials that ended before their last epoch (Ctrl-C, Tune shutting
+        down): not results. Nothing is stored, so the next run trains them again."""
+        for key in keys:
             self.epochs.pop(key, None)
             self.running -= 1
             print(f"\n[seedsweep] trial {key} stopped before it finished; it will run again on resume",
                   file=self.stream, flush=True)
-            return
-        self.store(key, outcome_of(res))
 
     def on_trial_error(self, iteration, trials, trial, **info):
-        key = self.key(trial)
         text = error_text(trial)
         last = text.rsplit("Failure # ", 1)[-1]
         last = last.split("\n", 1)[-1] if last[:1].isdigit() else last
-        epochs = self.epochs.get(key, [])
-        outcome = {"status": "failed", "reason": classify_error(last, error_kind(trial)),
-                   "error": last.strip()[-8000:],
-                   "epochs_run": len(epochs), "metric": self.space.train.metric,
-                   "node": epochs[-1].get("node") if epochs else None,
-                   "started_at": self.started.get(key), "finished_at": datetime.now(timezone.utc)}
-        attempts = self.attempts[key] + 1
-        self.store(key, outcome)
-        print(f"\n[seedsweep] trial {key} failed after {attempts} attempt(s): {outcome['reason']}",
-              file=self.stream, flush=True)
+        for key in self.unstored(trial):
+            epochs = self.epochs.get(key, [])
+            outcome = {"status": "failed", "reason": classify_error(last, error_kind(trial)),
+                       "error": last.strip()[-8000:],
+                       "epochs_run": len(epochs), "metric": self.space.train.metric,
+                       "node": epochs[-1].get("node") if epochs else None,
+                       "started_at": self.started.get(key), "finished_at": datetime.now(timezone.utc)}
+            attempts = self.attempts[key] + 1
+            self.store(key, outcome)
+            print(f"\n[seedsweep] trial {key} failed after {attempts} attempt(s): {outcome['reason']}",
+                  file=self.stream, flush=True)
 
     def on_step_end(self, iteration, trials, **info):
         self.progress(force=False)

@@ -32,6 +32,11 @@ def _cmd_check(args) -> int:
     opts = ", ".join(f"{c}: {list(o)}" for c, o in space.compare)
     print(f"{space.path}: OK -- study '{space.name}' ({space.family}); {space.samples} configurations x "
           f"[{opts}] x {len(space.seeds)} seeds = {space.n_trials} trials")
+    if space.train.vectorize_seeds:
+        n = space.n_trials // len(space.seeds)
+        per = space.resources.of_trial(True)
+        print(f"  vectorize_seeds: {n} populations of {len(space.seeds)} seeds, one Ray trial each "
+              f"({per['cpu']:g} CPU, {per['gpu']:g} GPU)")
     if args.resolve:
         from .families import get_family
 

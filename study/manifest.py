@@ -73,6 +73,15 @@ def git_state() -> dict[str, Any]:
         return {"commit": None, "dirty": None}
 
 
+def seed_scope(space) -> dict[str, str]:
+    """What a seed varies in this study (DESIGN.md, "Populations"): the
+    family's answer where it gives one, else everything the seed seeds."""
+    scope = getattr(get_family(space.family), "seed_scope", None)
+    if scope is not None:
+        return scope(space)
+    return {"initialisation": "seed", "dropout masks": "seed", "data order": "seed"}
+
+
 def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -> dict[str, Any]:
     """The manifest of one ``seedsweep run`` invocation (see DESIGN.md)."""
     return {
@@ -87,7 +96,9 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "n_configs": space.samples,
         "n_trials": space.n_trials,
         "compare": compared_options(space),
-        "train": {"metric": space.train.metric, "mode": space.train.mode},
+        "train": {"metric": space.train.metric, "mode": space.train.mode,
+                  "vectorize_seeds": space.train.vectorize_seeds},
+        "seed_scope": seed_scope(space),
         "results": list(get_family(space.family).result_columns(space)),
         "evaluate": list(space.evaluate),
         "tau": space.tau,
@@ -96,7 +107,8 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "packages": packages(),
         "platform": {"system": platform.platform(), "machine": platform.machine(),
                      "cpu_count": os.cpu_count()},
-        "cpu_threads_per_trial": space.resources.cpu,
+        "cpu_threads_per_trial": space.resources.cpu * (space.resources.per_group if space.train.vectorize_seeds
+                                                         else 1),
         "gpus_per_trial": space.resources.gpu,
         "accelerators": accelerators,
         "command": command,

@@ -32,7 +32,7 @@ from .schema import TrialSpec
 from .space import Space, load_space, parse_space
 from .store import RunDir
 
-__all__ = ["run", "load_study", "RunSummary", "plan_study"]
+__all__ = ["run", "load_study", "RunSummary", "plan_study", "populations"]
 
 
 @dataclass
@@ -82,6 +82,21 @@ def _from_manifest(manifest: Any, where: str) -> Space:
         raise UserError(where, "not a seedsweep manifest (no 'yaml' entry).",
                         "Give a search-space YAML file or a run directory's manifest.json.") from None
     return parse_space(text, f"{where} (yaml)")
+
+
+def populations(trials: list[TrialSpec]) -> list[list[TrialSpec]]:
+    """The trials grouped by (configuration, choice, option), in order of first
+    appearance: what ``train.vectorize_seeds`` trains as one model each.
+
+    >>> from study.schema import trial_key
+    >>> ts = [TrialSpec(trial_key(c, "x", o, s), c, "x", o, s, ()) for s in (1, 2) for c in ("c0", "c1") for o in "ab"]
+    >>> [[t.key for t in g] for g in populations(ts)][:2]
+    [['c0/x=a/seed=1', 'c0/x=a/seed=2'], ['c0/x=b/seed=1', 'c0/x=b/seed=2']]
+    """
+    groups: dict[tuple, list[TrialSpec]] = {}
+    for t in trials:
+        groups.setdefault((t.config_id, t.choice, repr(t.option)), []).append(t)
+    return list(groups.values())
 
 
 def plan_study(space: Space) -> tuple[pa.Table, list[TrialSpec]]:
@@ -181,17 +196,22 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
 
     from .callback import StoreAndProgress
     from .session import accelerators, bound_trainable, ray_session
-    from .trial import trainable
+    from .trial import group_trainable, trainable
 
+    vectorized = space.train.vectorize_seeds
     with ray_session(address=address, num_cpus=num_cpus, ray_temp_dir=ray_temp_dir) as storage:
         manifest["accelerators"] = accelerators()
         rd.write_manifest(manifest)
         plan = {t.key: t for t in todo}
         callback = StoreAndProgress(rd, space, plan, schema, prior_attempts, stream, len(todo))
-        resources = {"cpu": space.resources.cpu, "gpu": space.resources.gpu}
+        if vectorized:      # one Ray trial per population: the missing seeds of a (configuration, option)
+            fn = group_trainable
+            grid = {"group": tune.grid_search([json.dumps([t.to_json() for t in g]) for g in populations(todo)])}
+        else:
+            fn, grid = trainable, {"trial": tune.grid_search([t.to_json() for t in todo])}
         tuner = tune.Tuner(
-            tune.with_resources(bound_trainable(space, trainable, rd.cache_dir), resources),
-            param_space={"trial": tune.grid_search([t.to_json() for t in todo])},
+            tune.with_resources(bound_trainable(space, fn, rd.cache_dir), space.resources.of_trial(vectorized)),
+            param_space=grid,
             tune_config=tune.TuneConfig(reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
             run_config=tune.RunConfig(
                 name="seedsweep", storage_path=storage, verbose=0, callbacks=[callback],

@@ -79,6 +79,7 @@ class Train:
     mode: str
     timeout_s: float | None
     retries: int
+    vectorize_seeds: bool = False   # train a population (the seeds of one configuration and option) as one model
 
 
 def trial_key(config_id: str, choice: str, option: Scalar, seed: int) -> str:

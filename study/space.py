@@ -40,8 +40,8 @@ __all__ = [
 
 REQUIRED_KEYS = ("name", "family", "samples", "seeds", "compare")
 OPTIONAL_KEYS = ("task", "sampler_seed", "sampler", "space", "fixed", "train", "resources", "evaluate", "tau")
-TRAIN_KEYS = ("max_epochs", "patience", "metric", "mode", "timeout_s", "retries")
-RESOURCE_KEYS = ("cpu", "gpu")
+TRAIN_KEYS = ("max_epochs", "patience", "metric", "mode", "timeout_s", "retries", "vectorize_seeds")
+RESOURCE_KEYS = ("cpu", "gpu", "per_group")
 DISTRIBUTIONS = ("choice", "uniform", "loguniform", "int")
 SAMPLERS = ("random", "qmc")
 
@@ -92,10 +92,18 @@ class Param:
 
 @dataclass(frozen=True)
 class Resources:
-    """What one trial reserves from Ray: CPUs and a (possibly fractional) GPU."""
+    """What one trial reserves from Ray: CPUs and a (possibly fractional) GPU.
+    A vectorised population (``train.vectorize_seeds``) reserves one trial's
+    resources times ``per_group``."""
 
     cpu: float = 1.0
     gpu: float = 0.0
+    per_group: float = 1.0
+
+    def of_trial(self, vectorized: bool = False) -> dict[str, float]:
+        """What one Ray trial asks for: a lone trial, or a vectorised population."""
+        scale = self.per_group if vectorized else 1.0
+        return {"cpu": self.cpu * scale, "gpu": self.gpu * scale}
 
 
 @dataclass(frozen=True)
@@ -262,4 +270,7 @@ def parse_space(text: str, path: str = "<string>") -> Space:
         params=params, fixed=fixed, train=train, resources=resources, raw=mapping, evaluate=evaluate, tau=tau,
     )
     fam.validate(space)
+    if train.vectorize_seeds and not getattr(fam, "vectorizes", False):
+        raise UserError(f"{path}: train.vectorize_seeds", f"the {family} family cannot train its seeds as one "
+                        "vectorised population.", "Remove train.vectorize_seeds (families that can: sentence).")
     return space

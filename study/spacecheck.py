@@ -279,7 +279,11 @@ class SpaceValidator:
                 self.fail("train.timeout_s", f"{timeout} is not a positive time.",
                           "Give seconds > 0, or null for no limit.")
         retries = self.integer(mapping.get("retries", defaults.retries), "train.retries", minimum=0)
-        return Train(max_epochs, patience, metric, mode, timeout, retries)
+        vectorize = mapping.get("vectorize_seeds", False)
+        if not isinstance(vectorize, bool):
+            self.fail("train.vectorize_seeds", f"expected true or false, got {vectorize!r}.",
+                      "Write vectorize_seeds: true to train each population's seeds as one batched model.")
+        return Train(max_epochs, patience, metric, mode, timeout, retries, vectorize)
 
     def resources(self, value: Any) -> Resources:
         mapping = self.mapping(value, "resources")
@@ -291,7 +295,11 @@ class SpaceValidator:
         if gpu < 0 or (gpu > 1 and not gpu.is_integer()):
             self.fail("resources.gpu", f"{gpu} GPUs per trial.",
                       "Give 0, a fraction up to 1 (0.25 packs four trials per GPU) or a whole number.")
-        return Resources(cpu=cpu, gpu=gpu)
+        per_group = float(self.number(mapping.get("per_group", 1), "resources.per_group"))
+        if per_group <= 0:
+            self.fail("resources.per_group", f"{per_group} is not a positive scale.",
+                      "Give the factor a vectorised population's resources are one trial's times (default 1).")
+        return Resources(cpu=cpu, gpu=gpu, per_group=per_group)
 
     def evaluate(self, value: Any) -> tuple[str, ...]:
         """``evaluate:``: paths of test beds (``.yaml``) and (text, label) files (``.tsv``, ``.csv``)."""

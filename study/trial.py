@@ -46,7 +46,7 @@ from .families.base import ModelBase
 from .schema import TrialSpec
 from .space import Space
 
-__all__ = ["seed_everything", "run_trial", "trainable"]
+__all__ = ["seed_everything", "Record", "run_trial", "run_group", "trainable", "group_trainable"]
 
 
 def seed_everything(seed: int, *, torch: bool = False, threads: int | None = None) -> None:
@@ -80,6 +80,74 @@ def _node() -> str:
     return socket.gethostname()
 
 
+class Record:
+    """One trial's early stopping and outcome, epoch by epoch (the shared protocol
+    above). A lone trial keeps one; a vectorised population one per seed."""
+
+    def __init__(self, train, node: str, *, shared: bool = False) -> None:
+        self.train, self.node, self.shared = train, node, shared     # shared: train_seconds sums epoch shares
+        self.better = (lambda a, b: a > b) if train.mode == "max" else (lambda a, b: a < b)
+        self.started, self.t0 = _now(), time.perf_counter()
+        self.best_epoch, self.best_dev, self.best_test, self.best_select = 0, math.nan, math.nan, math.nan
+        self.max_test, self.since_best, self.seconds = math.nan, 0, 0.0
+        self.done, self.status, self.reason = False, "ok", ""
+
+    def epoch(self, epoch: int, loss: float, scores, seconds: float) -> dict[str, Any]:
+        """The epoch's row after training loss ``loss`` and ``scores`` (the
+        family's ``evaluate``; None when the loss was not finite); sets ``done``."""
+        train = self.train
+        self.seconds += seconds
+        status, reason = "ok", ""
+        if not math.isfinite(loss):
+            dev, test = math.nan, math.nan
+            status, reason = "diverged", f"non-finite training loss ({loss}) at epoch {epoch}"
+        else:
+            scores = [float(x) for x in scores]
+            dev, test = scores[0], scores[1]
+            select = scores[2] if len(scores) > 2 else dev
+            if not math.isfinite(dev):
+                status, reason = "diverged", f"non-finite dev score ({dev}) at epoch {epoch}"
+        row = {"epoch": epoch, "train_loss": loss, "dev_score": dev, "test_score": test,
+               "seconds": seconds, "node": self.node}
+        done = status != "ok"
+        if not done:
+            if math.isfinite(test):
+                self.max_test = test if math.isnan(self.max_test) else (
+                    max(self.max_test, test) if train.mode == "max" else min(self.max_test, test))
+            if self.best_epoch == 0 or self.better(select, self.best_select):
+                self.best_epoch, self.best_dev, self.best_test, self.best_select = epoch, dev, test, select
+                self.since_best = 0
+            else:
+                self.since_best += 1
+            if train.patience is not None and self.since_best >= train.patience:
+                done, reason = True, f"early stop: no better dev {train.metric} for {train.patience} epochs"
+            elif epoch == train.max_epochs:
+                done, reason = True, "max_epochs reached"
+            elif train.timeout_s is not None and time.perf_counter() - self.t0 > train.timeout_s:
+                done, status, reason = True, "failed", "timeout"
+        self.done, self.status, self.reason, self.test_last = done, status, reason, test
+        return row
+
+    def finish(self, row: dict[str, Any], epoch: int, collapse_reason, results) -> None:
+        """Add the outcome to the last epoch's ``row`` (``collapse_reason`` and
+        ``results`` are the model's hooks, called with the best epoch)."""
+        if self.status == "ok":
+            collapsed = collapse_reason(self.best_epoch)
+            if collapsed:
+                self.status, self.reason = "diverged", f"{collapsed}; stopped: {self.reason}"
+        test = self.test_last
+        row.update({
+            "final": True, "status": self.status, "reason": self.reason, "epochs_run": epoch,
+            "best_epoch": self.best_epoch or None, "dev_score_best": self.best_dev,
+            "test_score_best": self.best_test, "test_score_max": self.max_test,
+            "test_score_last": test if math.isfinite(test) else float("nan"),
+            "metric": self.train.metric,
+            "train_seconds": self.seconds if self.shared else time.perf_counter() - self.t0,
+            "started_at": self.started.isoformat(), "finished_at": _now().isoformat(),
+            "results": results(self.best_epoch) if self.status != "failed" else {},
+        })
+
+
 def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]], None], *,
               cache_dir: str | None = None) -> None:
     """Train one trial, calling ``report`` once per epoch.
@@ -95,68 +163,65 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
     trials share (the encoder family's embeddings); None where there is none.
     """
     family = get_family(space.family)
-    train = space.train
-    started = _now()
-    t0 = time.perf_counter()
-    node = _node()
+    record = Record(space.train, _node())
     seed_everything(trial.seed, torch=family.uses_torch, threads=max(1, int(space.resources.cpu)))
     model = family.build(space, trial, cache_dir=cache_dir)
-    better = (lambda a, b: a > b) if train.mode == "max" else (lambda a, b: a < b)
-    best_epoch, best_dev, best_test, best_select, max_test = 0, math.nan, math.nan, math.nan, math.nan
     defaults = ModelBase()        # the optional hooks' defaults, for a model that lacks them
     details = getattr(model, "details", defaults.details)
     collapse_reason = getattr(model, "collapse_reason", defaults.collapse_reason)
     results = getattr(model, "results", defaults.results)
-    since_best = 0
-    for epoch in range(1, train.max_epochs + 1):
+    for epoch in range(1, space.train.max_epochs + 1):
         e0 = time.perf_counter()
         loss = float(model.train_epoch(epoch))
-        status, reason = "ok", ""
-        if not math.isfinite(loss):
-            dev, test = math.nan, math.nan
-            status, reason = "diverged", f"non-finite training loss ({loss}) at epoch {epoch}"
-        else:
-            scores = [float(x) for x in model.evaluate(epoch)]
-            dev, test = scores[0], scores[1]
-            select = scores[2] if len(scores) > 2 else dev
-            if not math.isfinite(dev):
-                status, reason = "diverged", f"non-finite dev score ({dev}) at epoch {epoch}"
-        row = {"epoch": epoch, "train_loss": loss, "dev_score": dev, "test_score": test,
-               "seconds": time.perf_counter() - e0, "node": node}
-        if status == "ok":
+        scores = model.evaluate(epoch) if math.isfinite(loss) else None
+        row = record.epoch(epoch, loss, scores, time.perf_counter() - e0)
+        if record.status == "ok":
             row.update(details(epoch))
-        done = status != "ok"
-        if not done:
-            if math.isfinite(test):
-                max_test = test if math.isnan(max_test) else (max(max_test, test) if train.mode == "max"
-                                                               else min(max_test, test))
-            if best_epoch == 0 or better(select, best_select):
-                best_epoch, best_dev, best_test, best_select, since_best = epoch, dev, test, select, 0
-            else:
-                since_best += 1
-            if train.patience is not None and since_best >= train.patience:
-                done, reason = True, f"early stop: no better dev {train.metric} for {train.patience} epochs"
-            elif epoch == train.max_epochs:
-                done, reason = True, "max_epochs reached"
-            elif train.timeout_s is not None and time.perf_counter() - t0 > train.timeout_s:
-                done, status, reason = True, "failed", "timeout"
-        if done and status == "ok":
-            collapsed = collapse_reason(best_epoch)
-            if collapsed:
-                status, reason = "diverged", f"{collapsed}; stopped: {reason}"
-        if done:
-            row.update({
-                "final": True, "status": status, "reason": reason, "epochs_run": epoch,
-                "best_epoch": best_epoch or None, "dev_score_best": best_dev, "test_score_best": best_test,
-                "test_score_max": max_test, "test_score_last": test if math.isfinite(test) else float("nan"),
-                "metric": train.metric,
-                "train_seconds": time.perf_counter() - t0,
-                "started_at": started.isoformat(), "finished_at": _now().isoformat(),
-                "results": results(best_epoch) if status != "failed" else {},
-            })
+        if record.done:
+            record.finish(row, epoch, collapse_reason, results)
         report(row)
-        if done:
+        if record.done:
             return
+
+
+def run_group(space: Space, trials: list[TrialSpec], report: Callable[[list[dict[str, Any]]], None], *,
+              cache_dir: str | None = None) -> None:
+    """Train a population (the seeds of one configuration and option) as one
+    vectorised model (``train.vectorize_seeds``), calling ``report`` once per
+    epoch with one row per seed still training, each as :func:`run_trial`
+    reports it plus its ``trial_key``.
+
+    Every seed keeps its own :class:`Record`: a seed that stops early or
+    diverges is finished (its row carries ``final``) and masked out of the
+    model (``stop``) while the others go on; the group ends when every seed
+    has stopped. An epoch's ``seconds`` (and so ``train_seconds``) is the
+    group's wall time shared equally by the seeds that trained in it.
+    """
+    family = get_family(space.family)
+    node = _node()
+    seed_everything(min(t.seed for t in trials), torch=family.uses_torch,
+                    threads=max(1, int(space.resources.cpu * space.resources.per_group)))
+    model = family.build_group(space, trials, cache_dir=cache_dir)
+    records = [Record(space.train, node, shared=True) for _ in trials]
+    for epoch in range(1, space.train.max_epochs + 1):
+        active = [i for i, r in enumerate(records) if not r.done]
+        if not active:
+            return
+        e0 = time.perf_counter()
+        losses = [float(x) for x in model.train_epoch(epoch)]
+        scores = model.evaluate(epoch)
+        share = (time.perf_counter() - e0) / len(active)
+        rows = []
+        for i in active:
+            r = records[i]
+            row = r.epoch(epoch, losses[i], scores[i] if math.isfinite(losses[i]) else None, share)
+            row["trial_key"] = trials[i].key
+            if r.done:
+                r.finish(row, epoch, lambda best, i=i: model.collapse_reason(i, best),
+                         lambda best, i=i: model.results(i, best))
+                model.stop(i)
+            rows.append(row)
+        report(rows)
 
 
 def trainable(config: dict[str, Any], *, space: Space, cache_dir: str | None = None) -> None:
@@ -168,3 +233,12 @@ def trainable(config: dict[str, Any], *, space: Space, cache_dir: str | None = N
     # metric it sees, work its control loop would do for a dozen of our columns.
     run_trial(space, TrialSpec.from_json(config["trial"]),
               lambda row: tune.report({"seedsweep": json.dumps(row)}), cache_dir=cache_dir)
+
+
+def group_trainable(config: dict[str, Any], *, space: Space, cache_dir: str | None = None) -> None:
+    """The Ray Tune trainable of a vectorised population: ``config["group"]``
+    is a JSON list of its trials' :meth:`TrialSpec.to_json` texts."""
+    from ray import tune
+
+    trials = [TrialSpec.from_json(t) for t in json.loads(config["group"])]
+    run_group(space, trials, lambda rows: tune.report({"seedsweep_group": json.dumps(rows)}), cache_dir=cache_dir)

@@ -20,7 +20,7 @@ KERNELS = (3, 4, 5)                 # the CNN's filter widths
 DEFAULTS: dict[str, Any] = {
     "architecture": "lstm", "width": None, "params_target": 40_000, "embeddings": "glove-6b-50d",
     "lr": 1e-3, "batch_size": 32, "dropout": 0.2, "weight_decay": 0.0, "max_length": 64,
-    "augment": "none", "augment_factor": 1,
+    "augment": "none", "augment_factor": 1, "order_seed": None,
 }
 LIMITS = {
     "architecture": choice(*ARCHITECTURES),
@@ -29,6 +29,7 @@ LIMITS = {
     "lr": number(0, 1), "batch_size": integer(1, 65536), "dropout": number(0, 0.99),
     "weight_decay": number(0, 10), "max_length": integer(1, 4096),
     "augment_factor": integer(0, 1000, "How many times a phenomenon's train sentences are added."),
+    "order_seed": integer(0, 2**63 - 1, "Leave it out (null): each trial's data order follows its seed."),
 }
 
 
@@ -105,6 +106,21 @@ class SentenceFamily(FamilyBase):
         from .model import SentenceModel
 
         return SentenceModel(space, trial.hparams, trial.seed)
+
+    vectorizes = True           # train.vectorize_seeds: a population as one batched model
+
+    def build_group(self, space: "Space", trials: list[TrialSpec], *, cache_dir: str | None = None):
+        from .population import Population
+
+        return Population(space, trials)
+
+    def seed_scope(self, space: "Space") -> dict[str, str]:
+        """What a seed varies (the manifest's ``seed_scope``), lone or vectorised alike."""
+        orders = {v for _, v in named_values(space, "order_seed", None)}
+        order = "seed" if orders == {None} else f"order_seed {', '.join(map(str, sorted(orders, key=str)))} " \
+                                                 "(one order shared by every trial that sets it)"
+        return {"initialisation": "seed", "dropout masks": "seed", "data order": order,
+                "vectorized": "populations (train.vectorize_seeds)" if space.train.vectorize_seeds else "no"}
 
 
 FAMILY = SentenceFamily()

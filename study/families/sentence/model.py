@@ -18,7 +18,7 @@ from .family import LIMITS, auto_width, n_params, settings
 if TYPE_CHECKING:
     from ...space import Space
 
-__all__ = ["SentenceModel", "tokens", "Encoded"]
+__all__ = ["SentenceModel", "Prepared", "tokens", "Encoded", "order_seed"]
 
 EVAL_BATCH = 256
 CLIP = 5.0
@@ -61,22 +61,19 @@ def _encoded(task_json: str, evaluate: tuple[str, ...], source: str, augment_tex
     return Encoded(splits, source)
 
 
-class SentenceModel(ModelBase):
-    """One trial of the sentence family (see the package docstring)."""
+class Prepared:
+    """What every trial of one configuration and option shares: settings, the
+    splits as word ids with labels (augmentation included), the evaluation
+    sets, the vector matrix and the width."""
 
-    def __init__(self, space: "Space", hparams: dict[str, Any], seed: int) -> None:
-        import torch
-
-        from .network import build_network, trainable_parameters
-
-        self.torch = torch
+    def __init__(self, space: "Space", hparams: dict[str, Any]) -> None:
         self.s = s = settings(space, hparams)
         check_settings(s, LIMITS, space.path, "sentence")
         task_json = json.dumps(space.task, sort_keys=True)
         self.data = data = cached_sentences(task_json)
-        names = data.label_names
+        self.names = names = data.label_names
         aug_texts, aug_labels = ([], []) if s["augment"] == "none" else augmentation(space, s["augment"])
-        enc = _encoded(task_json, tuple(space.evaluate), str(s["embeddings"]), tuple(aug_texts))
+        self.enc = enc = _encoded(task_json, tuple(space.evaluate), str(s["embeddings"]), tuple(aug_texts))
         k = int(s["augment_factor"])
         aug_ids = label_ids(aug_labels, names, f"{space.path}: augment {s['augment']}")
         self.splits = {"train": (enc.ids["train"] + enc.ids["augment"] * k,
@@ -88,27 +85,67 @@ class SentenceModel(ModelBase):
             labels = label_ids(es.labels, names, f"evaluate: {es.source} ({es.name})")
             self.splits[f"eval:{es.name}"] = (enc.ids[f"eval:{es.name}"], np.asarray(labels, np.int64))
             self.eval_names.append(es.name)
-        arch = str(s["architecture"])
+        self.arch = arch = str(s["architecture"])
         self.width = int(s["width"] or auto_width(arch, enc.dim, len(names), int(s["params_target"])))
-        self.net = build_network(arch, torch.from_numpy(enc.vectors), self.width, len(names), float(s["dropout"]))
-        self.params = trainable_parameters(self.net)
-        assert self.params == n_params(arch, self.width, enc.dim, len(names)), "parameter formula out of date"
-        self.optimizer = torch.optim.Adam([p for p in self.net.parameters() if p.requires_grad], lr=float(s["lr"]),
-                                          weight_decay=float(s["weight_decay"]))
-        self.order = np.random.default_rng(seed)
         self.max_length = int(s["max_length"])
-        self.dev_accuracy: dict[int, float] = {}
-        self.eval_accuracy: dict[int, dict[str, float]] = {}
 
-    def _batch(self, split: str, rows):
+    def batch(self, split: str, rows):
+        """Word ids (padded with 0), lengths and labels of ``rows`` of a split, as tensors."""
+        import torch
+
         seqs, labels = self.splits[split]
         cut = [seqs[i][: self.max_length] for i in rows]
         lengths = np.asarray([len(x) for x in cut], np.int64)
         ids = np.zeros((len(rows), int(lengths.max())), np.int64)
         for j, x in enumerate(cut):
             ids[j, : len(x)] = x
-        t = self.torch
-        return t.from_numpy(ids), t.from_numpy(lengths), t.from_numpy(labels[np.asarray(rows)])
+        return torch.from_numpy(ids), torch.from_numpy(lengths), torch.from_numpy(labels[np.asarray(rows)])
+
+    def network(self):
+        """A new network of this configuration (its weights drawn from torch's global generator)."""
+        import torch
+
+        from .network import build_network, trainable_parameters
+
+        net = build_network(self.arch, torch.from_numpy(self.enc.vectors), self.width, len(self.names),
+                            float(self.s["dropout"]))
+        count = trainable_parameters(net)
+        assert count == n_params(self.arch, self.width, self.enc.dim, len(self.names)), "parameter formula out of date"
+        return net, count
+
+    def collapse_reason(self, dev_accuracy: float) -> str | None:
+        labels = self.splits["dev"][1]
+        rate = float(np.bincount(labels).max()) / len(labels)
+        if dev_accuracy <= rate:
+            return f"collapsed: best dev accuracy {dev_accuracy:.4f} is no better than " \
+                   f"answering the most frequent label ({rate:.4f})"
+        return None
+
+
+def order_seed(s: dict[str, Any], seed: int) -> int:
+    """The seed of a trial's data order: ``order_seed`` when set, else the trial's seed."""
+    return seed if s["order_seed"] is None else int(s["order_seed"])
+
+
+class SentenceModel(ModelBase):
+    """One trial of the sentence family (see the package docstring)."""
+
+    def __init__(self, space: "Space", hparams: dict[str, Any], seed: int) -> None:
+        import torch
+
+        self.torch = torch
+        self.prep = prep = Prepared(space, hparams)
+        self.s, self.splits, self.eval_names, self.width = prep.s, prep.splits, prep.eval_names, prep.width
+        self.net, self.params = prep.network()
+        s = self.s
+        self.optimizer = torch.optim.Adam([p for p in self.net.parameters() if p.requires_grad], lr=float(s["lr"]),
+                                          weight_decay=float(s["weight_decay"]))
+        self.order = np.random.default_rng(order_seed(s, seed))
+        self.dev_accuracy: dict[int, float] = {}
+        self.eval_accuracy: dict[int, dict[str, float]] = {}
+
+    def _batch(self, split: str, rows):
+        return self.prep.batch(split, rows)
 
     # ----------------------------------------------------------- Model API
     def train_epoch(self, epoch: int) -> float:
@@ -149,12 +186,7 @@ class SentenceModel(ModelBase):
         return dev, test
 
     def collapse_reason(self, best_epoch: int) -> str | None:
-        labels = self.splits["dev"][1]
-        rate = float(np.bincount(labels).max()) / len(labels)
-        if self.dev_accuracy.get(best_epoch, 0.0) <= rate:
-            return f"collapsed: best dev accuracy {self.dev_accuracy.get(best_epoch, 0.0):.4f} is no better than " \
-                   f"answering the most frequent label ({rate:.4f})"
-        return None
+        return self.prep.collapse_reason(self.dev_accuracy.get(best_epoch, 0.0))
 
     def results(self, best_epoch: int) -> dict[str, Any]:
         scores = self.eval_accuracy.get(best_epoch, {})

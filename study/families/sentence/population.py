@@ -1,0 +1,324 @@
+"""A population of the sentence family trained as one model (``train.vectorize_seeds``).
+
+The k seeds of one configuration and option share everything but their
+randomness, so their weights are stacked along a leading seed axis and every
+step runs the k networks at once: batched matrix products
+(:func:`torch.baddbmm`) for the linear maps, one convolution holding every
+member's filters for the CNN when the members read the same rows (one call
+per member when each reads its own: a grouped convolution rounds
+differently), one recurrence over ``k × batch`` rows for the LSTM, one
+scaled-dot-product attention call over ``k × batch`` sentences. The
+arithmetic per seed is the lone network's (:mod:`.network`), op for op, so a
+member follows the lone trial with its seed to rounding (the equivalence
+test checks dev and test scores per epoch within 1e-5).
+
+**What a seed varies** (``seed_scope`` in the manifest). Member i is built
+exactly as the lone trial with seed s_i: torch's global generator is seeded
+with s_i and the lone network is constructed, so the initial weights are the
+lone trial's; the generator's state right after becomes the member's own
+dropout generator, so its masks are the lone trial's masks. The data order
+follows each seed as well (NumPy's generator seeded with s_i draws the
+member's permutation every epoch): each member reads its own mini-batches,
+padded to the longest sentence among the k batches of the step. With
+``order_seed: n`` every member (and every lone trial) reads the same order
+instead. So a seed of a vectorised population means what it means in a
+lone trial.
+
+**Early stopping per seed.** :meth:`Population.stop` removes a member from
+the stacks (weights, Adam moments, generator, data order); its scores up to
+its last epoch are kept, so its best-dev epoch's scores are what the store
+receives. A member whose training loss turns non-finite is removed at that
+step, before the update, and reported as diverged; the others go on.
+
+Adam is the single-tensor update of :class:`torch.optim.Adam` written over
+the stacked tensors (the same element-wise operations, L2 weight decay
+added to the gradient), and the gradient norm is clipped at 5 per member.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+
+from ...schema import TrialSpec
+from .family import KERNELS
+from .model import CLIP, EVAL_BATCH, Prepared, order_seed
+
+if TYPE_CHECKING:
+    from ...space import Space
+
+__all__ = ["Population", "group_order_seed"]
+
+BETAS, EPS = (0.9, 0.999), 1e-8         # torch.optim.Adam's defaults, as the lone trial uses them
+
+
+def group_order_seed(space: "Space", hparams: dict[str, Any]) -> int | None:
+    """The data-order seed every member shares (``order_seed``), or None: each member's own."""
+    from .family import settings
+
+    value = settings(space, hparams)["order_seed"]
+    return None if value is None else int(value)
+
+
+def _linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``x @ w.T + b`` per member: x is ``k × … × in``, w ``k × out × in``, b ``k × out``."""
+    k, shape = x.shape[0], x.shape[1:-1]
+    y = torch.baddbmm(b.unsqueeze(1), x.reshape(k, -1, x.shape[-1]), w.transpose(1, 2))
+    return y.reshape(k, *shape, w.shape[1])
+
+
+class Population:
+    """The seeds ``trials`` of one configuration and option, trained together.
+
+    The group-model interface :func:`study.trial.run_group` drives:
+    ``train_epoch(epoch)`` and ``evaluate(epoch)`` return one value per
+    member (members that stopped get NaN and None), ``stop(i)``,
+    ``collapse_reason(i, best_epoch)`` and ``results(i, best_epoch)``.
+    """
+
+    def __init__(self, space: "Space", trials: list[TrialSpec]) -> None:
+        hparams = trials[0].hparams
+        if any(t.hparams != hparams for t in trials):
+            raise ValueError("a population shares its configuration and option: these trials differ")
+        self.prep = prep = Prepared(space, hparams)
+        self.arch, self.p = prep.arch, float(prep.s["dropout"])
+        self.lr, self.weight_decay = float(prep.s["lr"]), float(prep.s["weight_decay"])
+        self.seeds = [t.seed for t in trials]
+        self.vectors = torch.from_numpy(prep.enc.vectors)
+        nets, gens = [], []
+        for seed in self.seeds:          # each member exactly as the lone trial with its seed builds it
+            torch.manual_seed(seed)
+            net, self.params = prep.network()
+            gen = torch.Generator()
+            gen.set_state(torch.get_rng_state())
+            nets.append(net)
+            gens.append(gen)
+        self.names = [n for n, p in nets[0].named_parameters() if p.requires_grad]
+        self.weights = {n: torch.stack([dict(net.named_parameters())[n].detach() for net in nets]).requires_grad_()
+                        for n in self.names}
+        if self.arch == "attention":
+            self.pos = nets[0].pos
+        self.m = {n: torch.zeros_like(w) for n, w in self.weights.items()}
+        self.v = {n: torch.zeros_like(w) for n, w in self.weights.items()}
+        self.step = 0
+        self.gens = gens
+        shared = group_order_seed(space, hparams)
+        self.orders = [np.random.default_rng(order_seed(prep.s, seed)) for seed in self.seeds]
+        self.shared_order = shared is not None
+        self.alive = list(range(len(trials)))       # member index of each position along the seed axis
+        self.dev_accuracy: list[dict[int, float]] = [{} for _ in trials]
+        self.eval_accuracy: list[dict[int, dict[str, float]]] = [{} for _ in trials]
+
+    # ---------------------------------------------------------------- members
+    def _keep(self, positions: list[int]) -> None:
+        """Keep only the members at ``positions`` of the seed axis (weights, moments, randomness)."""
+        index = torch.tensor(positions, dtype=torch.long)
+        for n in self.names:
+            w = self.weights[n]
+            grad = None if w.grad is None else w.grad.index_select(0, index)
+            self.weights[n] = w.detach().index_select(0, index).requires_grad_()
+            self.weights[n].grad = grad
+            self.m[n], self.v[n] = self.m[n].index_select(0, index), self.v[n].index_select(0, index)
+        self.gens = [self.gens[j] for j in positions]
+        self.orders = [self.orders[j] for j in positions]
+        self.alive = [self.alive[j] for j in positions]
+
+    def stop(self, member: int) -> None:
+        """Freeze ``member``: it leaves the stacks; its recorded scores stay."""
+        if member in self.alive:
+            self._keep([j for j, i in enumerate(self.alive) if i != member])
+
+    # ---------------------------------------------------------------- network
+    def _dropout(self, x: torch.Tensor, training: bool, time_major: bool = False) -> torch.Tensor:
+        """Each member's dropout mask from its own generator, drawn as the lone
+        network's ``nn.Dropout`` draws it: one Bernoulli tensor of the member's
+        shape, filled in the lone input's memory order (``time_major``: the
+        attention output, a ``batch × time`` view of a ``time × batch`` tensor)."""
+        if not training or self.p == 0:
+            return x
+        shape = x.shape[1:]
+        if time_major:
+            shape = (shape[1], shape[0], *shape[2:])
+        masks = [torch.empty(shape).bernoulli_(1 - self.p, generator=g) for g in self.gens]
+        noise = torch.stack([m.transpose(0, 1) if time_major else m for m in masks])
+        noise.div_(1 - self.p)
+        return x * noise
+
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor, training: bool, shared: bool = False) -> torch.Tensor:
+        """Logits ``k × batch × classes`` of word ids ``k × batch × time`` with lengths ``k × batch``
+        (``shared``: every member reads the same rows)."""
+        w, drop = self.weights, (lambda x, time_major=False: self._dropout(x, training, time_major))
+        if self.arch == "fc":
+            mask = (ids != 0).unsqueeze(-1).float()
+            mean = (F.embedding(ids, self.vectors) * mask).sum(2) / lengths.clamp(min=1).unsqueeze(-1).float()
+            h = drop(torch.relu(_linear(mean, w["mlp.0.weight"], w["mlp.0.bias"])))
+            h = drop(torch.relu(_linear(h, w["mlp.3.weight"], w["mlp.3.bias"])))
+            return _linear(h, w["mlp.6.weight"], w["mlp.6.bias"])
+        if self.arch == "cnn":
+            return self._cnn(ids, lengths, drop, shared)
+        if self.arch == "lstm":
+            return self._lstm(ids, lengths, drop)
+        return self._attention(ids, lengths, drop)
+
+    def _cnn(self, ids, lengths, drop, shared):
+        w = self.weights
+        if ids.shape[2] < max(KERNELS):
+            ids = F.pad(ids, (0, max(KERNELS) - ids.shape[2]))
+        k, b, _ = ids.shape
+        if shared:      # one input: every member's filters in one convolution (the lone arithmetic exactly)
+            x = F.embedding(ids[0], self.vectors).transpose(1, 2)
+        else:           # a grouped convolution would round differently from the lone one: one call per member
+            xs = [F.embedding(ids[j], self.vectors).transpose(1, 2) for j in range(k)]
+        pooled = []
+        for j, width in enumerate(KERNELS):
+            weight, bias = w[f"convs.{j}.weight"], w[f"convs.{j}.bias"]
+            if shared:
+                h = F.conv1d(x, weight.reshape(-1, *weight.shape[2:]), bias.reshape(-1))
+                h = h.reshape(b, k, weight.shape[1], -1).transpose(0, 1)            # k × batch × width × starts
+            else:
+                h = torch.stack([F.conv1d(xs[m], weight[m], bias[m]) for m in range(k)])
+            h = torch.relu(h)
+            starts = torch.arange(h.shape[3])
+            valid = starts.view(1, 1, -1) < (lengths - width + 1).clamp(min=1).unsqueeze(-1)
+            pooled.append(h.masked_fill(~valid.unsqueeze(2), float("-inf")).amax(3))
+        return _linear(drop(torch.cat(pooled, 2)), w["out.weight"], w["out.bias"])
+
+    def _lstm(self, ids, lengths, drop):
+        w = self.weights
+        x = F.embedding(ids, self.vectors)                                          # k × batch × time × d
+        k, b, t, _ = x.shape
+        units = w["lstm.weight_hh_l0"].shape[2]
+        lengths = lengths.clamp(min=1)
+        finals = []
+        for suffix, steps in (("", range(t)), ("_reverse", range(t - 1, -1, -1))):
+            gates_in = _linear(x, w[f"lstm.weight_ih_l0{suffix}"], w[f"lstm.bias_ih_l0{suffix}"])
+            w_hh, b_hh = w[f"lstm.weight_hh_l0{suffix}"].transpose(1, 2), w[f"lstm.bias_hh_l0{suffix}"].unsqueeze(1)
+            h = x.new_zeros(k, b, units)
+            c = x.new_zeros(k, b, units)
+            for step in steps:
+                gates = torch.baddbmm(b_hh, h, w_hh) + gates_in[:, :, step]
+                i, f, g, o = gates.chunk(4, 2)
+                c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h_new = torch.sigmoid(o) * torch.tanh(c_new)
+                inside = (step < lengths).unsqueeze(-1)               # a finished sentence keeps its state
+                h, c = torch.where(inside, h_new, h), torch.where(inside, c_new, c)
+            finals.append(h)
+        return _linear(drop(torch.cat(finals, 2)), w["out.weight"], w["out.bias"])
+
+    def _attention(self, ids, lengths, drop):
+        w = self.weights
+        k, b, t = ids.shape
+        pad = torch.arange(t).view(1, 1, -1) >= lengths.clamp(min=1).unsqueeze(-1)   # k × batch × time
+        x = _linear(F.embedding(ids, self.vectors), w["proj.weight"], w["proj.bias"]) + self.pos[:t]
+        units = x.shape[-1]
+        q, key, value = _linear(x, w["attn.in_proj_weight"], w["attn.in_proj_bias"]).chunk(3, -1)
+        mask = torch.zeros(k * b, 1, 1, t).masked_fill_(pad.reshape(k * b, 1, 1, t), float("-inf"))
+        a = F.scaled_dot_product_attention(*(z.reshape(k * b, 1, t, units) for z in (q, key, value)), mask)
+        a = _linear(a.reshape(k, b, t, units), w["attn.out_proj.weight"], w["attn.out_proj.bias"])
+        y = x + drop(a, time_major=True)
+        z = torch.stack([F.layer_norm(y[j], (units,), w["norm.weight"][j], w["norm.bias"][j]) for j in range(k)])
+        score = _linear(torch.tanh(z), w["score.weight"], w["score.bias"]).squeeze(-1)
+        weights = torch.softmax(score.masked_fill(pad, float("-inf")), 2)
+        return _linear(drop((weights.unsqueeze(-1) * z).sum(2)), w["out.weight"], w["out.bias"])
+
+    # ---------------------------------------------------------------- training
+    def _batches(self, split: str, rows: list[np.ndarray]):
+        """One member's rows each: ids ``k × batch × time`` (padded to the longest), lengths, labels."""
+        parts = [self.prep.batch(split, r) for r in rows]
+        t = max(p[0].shape[1] for p in parts)
+        ids = torch.stack([F.pad(p[0], (0, t - p[0].shape[1])) for p in parts])
+        return ids, torch.stack([p[1] for p in parts]), torch.stack([p[2] for p in parts])
+
+    def train_epoch(self, epoch: int) -> list[float]:
+        n = len(self.prep.splits["train"][1])
+        size = int(self.prep.s["batch_size"])
+        orders = [o.permutation(n) for o in self.orders]
+        totals = {i: 0.0 for i in self.alive}
+        losses_out = [float("nan")] * len(self.dev_accuracy)
+        for start in range(0, n, size):
+            if not self.alive:
+                break
+            ids, lengths, y = self._batches("train", [o[start:start + size] for o in orders])
+            logits = self.forward(ids, lengths, training=True, shared=self.shared_order)
+            k, b, c = logits.shape
+            losses = F.cross_entropy(logits.reshape(k * b, c), y.reshape(-1), reduction="none").view(k, b).mean(1)
+            finite = torch.isfinite(losses.detach())
+            good = [j for j in range(k) if bool(finite[j])]
+            for w in self.weights.values():
+                w.grad = None
+            if good:
+                # every op is per member, so a diverged member's NaN stays in its own slice
+                (losses if len(good) == k else losses[good]).sum().backward()
+                self._clip()
+                self._adam()
+            for j in good:
+                totals[self.alive[j]] += float(losses[j].detach()) * b
+            if len(good) < k:          # a diverged member leaves at this step, as a lone trial stops before its update
+                for j in set(range(k)) - set(good):
+                    totals.pop(self.alive[j])
+                orders = [orders[j] for j in good]
+                self._keep(good)
+        for i, total in totals.items():
+            losses_out[i] = total / max(n, 1)
+        return losses_out
+
+    def _clip(self) -> None:
+        """Each member's gradient norm clipped at :data:`CLIP` (``clip_grad_norm_`` per member)."""
+        k = len(self.alive)
+        norms = torch.stack([torch.linalg.vector_norm(self.weights[n].grad.reshape(k, -1), 2, dim=1)
+                             for n in self.names], 1)
+        coef = torch.clamp(CLIP / (torch.linalg.vector_norm(norms, 2, dim=1) + 1e-6), max=1.0)
+        for n in self.names:
+            g = self.weights[n].grad
+            g.mul_(coef.view(-1, *([1] * (g.dim() - 1))))
+
+    @torch.no_grad()
+    def _adam(self) -> None:
+        """One step of :class:`torch.optim.Adam` (its single-tensor arithmetic) on every member."""
+        self.step += 1
+        beta1, beta2 = BETAS
+        step_size = self.lr / (1 - beta1 ** self.step)
+        correction2_sqrt = (1 - beta2 ** self.step) ** 0.5
+        for n in self.names:
+            w = self.weights[n]
+            grad = w.grad if self.weight_decay == 0 else w.grad.add(w, alpha=self.weight_decay)
+            self.m[n].lerp_(grad, 1 - beta1)
+            self.v[n].mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+            denom = (self.v[n].sqrt() / correction2_sqrt).add_(EPS)
+            w.addcdiv_(self.m[n], denom, value=-step_size)
+
+    # ---------------------------------------------------------------- scores
+    @torch.no_grad()
+    def accuracy(self, split: str) -> list[float]:
+        """Accuracy of every member still training on one split (sorted by length, as a lone trial)."""
+        seqs, labels = self.prep.splits[split]
+        order = np.argsort([len(x) for x in seqs], kind="stable")
+        correct = torch.zeros(len(self.alive), dtype=torch.long)
+        for start in range(0, len(seqs), EVAL_BATCH):
+            rows = order[start:start + EVAL_BATCH]
+            ids, lengths, y = self._batches(split, [rows] * len(self.alive))
+            correct += (self.forward(ids, lengths, training=False, shared=True).argmax(-1) == y).sum(1)
+        return [int(c) / len(seqs) for c in correct]
+
+    def evaluate(self, epoch: int) -> list[tuple[float, float] | None]:
+        out: list[tuple[float, float] | None] = [None] * len(self.dev_accuracy)
+        if not self.alive:
+            return out
+        dev, test = self.accuracy("dev"), self.accuracy("test")
+        extra = {name: self.accuracy(f"eval:{name}") for name in self.prep.eval_names}
+        for j, i in enumerate(self.alive):
+            self.dev_accuracy[i][epoch] = dev[j]
+            self.eval_accuracy[i][epoch] = {name: scores[j] for name, scores in extra.items()}
+            out[i] = (dev[j], test[j])
+        return out
+
+    def collapse_reason(self, member: int, best_epoch: int) -> str | None:
+        return self.prep.collapse_reason(self.dev_accuracy[member].get(best_epoch, 0.0))
+
+    def results(self, member: int, best_epoch: int) -> dict[str, Any]:
+        scores = self.eval_accuracy[member].get(best_epoch, {})
+        return {"params": self.params, "units": self.prep.width,
+                **{f"eval_{name}": scores.get(name, float("nan")) for name in self.prep.eval_names}}
