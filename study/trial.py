@@ -194,15 +194,19 @@ def run_group(space: Space, trials: list[TrialSpec], report: Callable[[list[dict
     Every seed keeps its own :class:`Record`: a seed that stops early or
     diverges is finished (its row carries ``final``) and masked out of the
     model (``stop``) while the others go on; the group ends when every seed
-    has stopped. An epoch's ``seconds`` (and so ``train_seconds``) is the
-    group's wall time shared equally by the seeds that trained in it.
+    has stopped. An epoch's ``seconds`` is the group's wall time for it
+    shared equally by the seeds that trained in it; ``train_seconds`` adds a
+    seed's share of building the population, so the seeds' ``train_seconds``
+    sum to the population's wall time.
     """
     family = get_family(space.family)
     node = _node()
+    records = [Record(space.train, node, shared=True) for _ in trials]
     seed_everything(min(t.seed for t in trials), torch=family.uses_torch,
                     threads=max(1, int(space.resources.cpu * space.resources.per_group)))
     model = family.build_group(space, trials, cache_dir=cache_dir)
-    records = [Record(space.train, node, shared=True) for _ in trials]
+    for r in records:                 # building the population is shared too
+        r.seconds = (time.perf_counter() - r.t0) / len(trials)
     for epoch in range(1, space.train.max_epochs + 1):
         active = [i for i, r in enumerate(records) if not r.done]
         if not active:

@@ -71,7 +71,7 @@ def test_each_seed_of_a_vectorised_group_follows_its_lone_trial(arch):
     """Shared data order (order_seed), CPU: per-epoch dev and test scores within
     1e-5 of the lone trial with the same seed, the same early stop, the same
     best-epoch evaluation-set scores."""
-    space = sst_space(arch, fixed=", order_seed: 1")
+    space = sst_space(arch, fixed=", order_seed: 1", train="max_epochs: 6, patience: 1")
     trials = vanilla(space)
     lone, group = lone_rows(space, trials), group_rows(space, trials)
     epochs_run = set()
@@ -225,3 +225,65 @@ def test_a_vectorised_study_stores_every_seed_once_and_resumes_only_missing_seed
     kept = {p.name: p.read_bytes() for p in (out / "trials").glob("*.parquet") if not p.name.startswith(".")}
     assert all(kept[name] == data for name, data in parts.items() if name in kept and
                name.replace("%2F", "/")[:-len(".parquet")] not in lost)
+
+
+KILLED = """
+name: killed-population
+family: sentence
+samples: 1
+seeds: 8
+compare: {{augment: [none, negation]}}
+task: {{dataset: sst2, path: {sst}, train_sentences: 1500, dev_sentences: 150, test_sentences: 200}}
+evaluate: [{bed}]
+fixed: {{architecture: fc, dropout: 0.5, lr: 3.0e-3}}
+train: {{max_epochs: 40, patience: 1, vectorize_seeds: true}}
+"""
+
+
+@needs_sst
+@pytest.mark.slow
+def test_a_driver_killed_mid_population_loses_only_its_unstored_seeds(tmp_path):
+    """SIGKILL the CLI once the first seed of a population is stored, while
+    others still train; the rerun stores every seed key once and leaves the
+    parts stored before the kill byte-identical."""
+    import signal
+    import shutil
+    import tempfile
+    import time
+    import uuid
+
+    from tests.conftest import kill_tagged, wait_gone
+    from tests.test_kill import snapshot, stored
+
+    tag = uuid.uuid4().hex
+    ray_tmp = tempfile.mkdtemp(prefix="ssv-", dir="/tmp")
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    path = tmp_path / "killed.yaml"
+    path.write_text(KILLED.format(sst=DATA / "sst5", bed=BED))
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "study", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
+    grid = {t.key for t in plan_study(study.load_study(path))[1]}
+    try:
+        proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 240
+        while stored(out) == 0 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)
+        assert proc.poll() is None, f"the run ended before it could be killed:\n{proc.stdout.read().decode()}"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        kept = snapshot(out)
+        n_kept = len([k for k in kept if k.startswith("trials/")])
+        assert 0 < n_kept < len(grid), f"the kill must fall inside the populations ({n_kept} of {len(grid)} stored)"
+        rerun = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=400)
+        assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+        assert f"{n_kept} already stored, {len(grid) - n_kept} to run" in rerun.stdout + rerun.stderr
+    finally:
+        wait_gone(tag, timeout=120, ray_tmp=ray_tmp)
+        kill_tagged(tag, ray_tmp)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    final = snapshot(out)
+    assert {k: final[k] for k in kept} == kept, "a part stored before the kill changed"
+    keys = RunDir(out).read_trials()["trial_key"].to_pylist()
+    assert sorted(keys) == sorted(grid), "every seed key stored exactly once"
+    assert set(RunDir(out).read_epochs()["trial_key"].to_pylist()) == grid
+    print(f"stored before the kill: {n_kept} of {len(grid)} seeds")

@@ -44,23 +44,15 @@ import torch
 from torch.nn import functional as F
 
 from ...schema import TrialSpec
-from .family import KERNELS
+from .family import KERNELS, settings
 from .model import CLIP, EVAL_BATCH, Prepared, order_seed
 
 if TYPE_CHECKING:
     from ...space import Space
 
-__all__ = ["Population", "group_order_seed"]
+__all__ = ["Population"]
 
 BETAS, EPS = (0.9, 0.999), 1e-8         # torch.optim.Adam's defaults, as the lone trial uses them
-
-
-def group_order_seed(space: "Space", hparams: dict[str, Any]) -> int | None:
-    """The data-order seed every member shares (``order_seed``), or None: each member's own."""
-    from .family import settings
-
-    value = settings(space, hparams)["order_seed"]
-    return None if value is None else int(value)
 
 
 def _linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -68,6 +60,15 @@ def _linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     k, shape = x.shape[0], x.shape[1:-1]
     y = torch.baddbmm(b.unsqueeze(1), x.reshape(k, -1, x.shape[-1]), w.transpose(1, 2))
     return y.reshape(k, *shape, w.shape[1])
+
+
+def _shared_linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``x @ w[j].T + b[j]`` for every member j of one shared input ``… × in``:
+    a single product with every member's rows (``k × … × out``)."""
+    k, out, n_in = w.shape
+    shape = x.shape[:-1]
+    y = torch.addmm(b.reshape(-1), x.reshape(-1, n_in), w.reshape(k * out, n_in).t())
+    return y.reshape(*shape, k, out).movedim(-2, 0)
 
 
 class Population:
@@ -105,9 +106,10 @@ class Population:
         self.v = {n: torch.zeros_like(w) for n, w in self.weights.items()}
         self.step = 0
         self.gens = gens
-        shared = group_order_seed(space, hparams)
-        self.orders = [np.random.default_rng(order_seed(prep.s, seed)) for seed in self.seeds]
-        self.shared_order = shared is not None
+        shared = settings(space, hparams)["order_seed"]
+        self.shared_order = shared is not None          # order_seed: one order for every member (and lone trial)
+        self.orders = [np.random.default_rng(order_seed(prep.s, seed)) for seed in
+                       (self.seeds[:1] if self.shared_order else self.seeds)]
         self.alive = list(range(len(trials)))       # member index of each position along the seed axis
         self.dev_accuracy: list[dict[int, float]] = [{} for _ in trials]
         self.eval_accuracy: list[dict[int, dict[str, float]]] = [{} for _ in trials]
@@ -123,7 +125,7 @@ class Population:
             self.weights[n].grad = grad
             self.m[n], self.v[n] = self.m[n].index_select(0, index), self.v[n].index_select(0, index)
         self.gens = [self.gens[j] for j in positions]
-        self.orders = [self.orders[j] for j in positions]
+        self.orders = [self.orders[j] for j in positions] if not self.shared_order else self.orders
         self.alive = [self.alive[j] for j in positions]
 
     def stop(self, member: int) -> None:
@@ -147,72 +149,113 @@ class Population:
         noise.div_(1 - self.p)
         return x * noise
 
-    def forward(self, ids: torch.Tensor, lengths: torch.Tensor, training: bool, shared: bool = False) -> torch.Tensor:
-        """Logits ``k × batch × classes`` of word ids ``k × batch × time`` with lengths ``k × batch``
-        (``shared``: every member reads the same rows)."""
+    def forward(self, ids: torch.Tensor, lengths: torch.Tensor, training: bool) -> torch.Tensor:
+        """Logits ``k × batch × classes``. ``ids`` (and ``lengths``) are one batch
+        every member reads (``batch × time``), or one per member (``k × batch × time``)."""
         w, drop = self.weights, (lambda x, time_major=False: self._dropout(x, training, time_major))
+        k = len(self.alive)
+        shared = ids.dim() == 2
+        first = _shared_linear if shared else _linear          # the first layer over the word vectors
+        if self.arch == "cnn":
+            return self._cnn(ids, lengths, drop)
+        if self.arch == "lstm":
+            return self._lstm(ids, lengths, drop, first)
+        x = F.embedding(ids, self.vectors)                      # [k ×] batch × time × d
         if self.arch == "fc":
             mask = (ids != 0).unsqueeze(-1).float()
-            mean = (F.embedding(ids, self.vectors) * mask).sum(2) / lengths.clamp(min=1).unsqueeze(-1).float()
-            h = drop(torch.relu(_linear(mean, w["mlp.0.weight"], w["mlp.0.bias"])))
+            mean = (x * mask).sum(-2) / lengths.clamp(min=1).unsqueeze(-1).float()
+            h = drop(torch.relu(first(mean, w["mlp.0.weight"], w["mlp.0.bias"])))
             h = drop(torch.relu(_linear(h, w["mlp.3.weight"], w["mlp.3.bias"])))
             return _linear(h, w["mlp.6.weight"], w["mlp.6.bias"])
-        if self.arch == "cnn":
-            return self._cnn(ids, lengths, drop, shared)
-        if self.arch == "lstm":
-            return self._lstm(ids, lengths, drop)
-        return self._attention(ids, lengths, drop)
+        per_member = lengths.clamp(min=1).expand(k, -1) if shared else lengths.clamp(min=1)      # k × batch
+        return self._attention(x, per_member, drop, first)
 
-    def _cnn(self, ids, lengths, drop, shared):
+    def _cnn(self, ids, lengths, drop):
         w = self.weights
-        if ids.shape[2] < max(KERNELS):
-            ids = F.pad(ids, (0, max(KERNELS) - ids.shape[2]))
-        k, b, _ = ids.shape
+        if ids.shape[-1] < max(KERNELS):
+            ids = F.pad(ids, (0, max(KERNELS) - ids.shape[-1]))
+        shared = ids.dim() == 2
         if shared:      # one input: every member's filters in one convolution (the lone arithmetic exactly)
-            x = F.embedding(ids[0], self.vectors).transpose(1, 2)
+            x = F.embedding(ids, self.vectors).transpose(1, 2)                      # batch × d × time
+            lengths = lengths.expand(len(self.alive), -1)
         else:           # a grouped convolution would round differently from the lone one: one call per member
-            xs = [F.embedding(ids[j], self.vectors).transpose(1, 2) for j in range(k)]
+            xs = [F.embedding(m, self.vectors).transpose(1, 2) for m in ids]
+        b = lengths.shape[1]
         pooled = []
         for j, width in enumerate(KERNELS):
             weight, bias = w[f"convs.{j}.weight"], w[f"convs.{j}.bias"]
+            k, units = weight.shape[:2]
             if shared:
-                h = F.conv1d(x, weight.reshape(-1, *weight.shape[2:]), bias.reshape(-1))
-                h = h.reshape(b, k, weight.shape[1], -1).transpose(0, 1)            # k × batch × width × starts
+                h = F.conv1d(x, weight.reshape(k * units, *weight.shape[2:]), bias.reshape(-1))
+                h = h.reshape(b, k, units, -1).transpose(0, 1)                     # k × batch × units × starts
             else:
                 h = torch.stack([F.conv1d(xs[m], weight[m], bias[m]) for m in range(k)])
             h = torch.relu(h)
-            starts = torch.arange(h.shape[3])
-            valid = starts.view(1, 1, -1) < (lengths - width + 1).clamp(min=1).unsqueeze(-1)
+            valid = torch.arange(h.shape[3]).view(1, 1, -1) < (lengths - width + 1).clamp(min=1).unsqueeze(-1)
             pooled.append(h.masked_fill(~valid.unsqueeze(2), float("-inf")).amax(3))
         return _linear(drop(torch.cat(pooled, 2)), w["out.weight"], w["out.bias"])
 
-    def _lstm(self, ids, lengths, drop):
+    def _lstm(self, ids, lengths, drop, first):
+        """Both directions over rows sorted by length (longest first), each step
+        computing only the rows some member still reads -- the work of a packed
+        sequence, as ``nn.LSTM`` does it for the lone trial. A row leaves the
+        forward recurrence after its last word and joins the backward one at it."""
         w = self.weights
-        x = F.embedding(ids, self.vectors)                                          # k × batch × time × d
-        k, b, t, _ = x.shape
+        k = len(self.alive)
         units = w["lstm.weight_hh_l0"].shape[2]
         lengths = lengths.clamp(min=1)
+        shared = ids.dim() == 2
+        if shared:              # every member reads the same rows: no masking, every step exactly packed
+            order = torch.argsort(lengths, descending=True, stable=True)
+            ids, lengths = ids[order], lengths[order]
+            per_member = lengths.expand(k, -1)
+        else:
+            order = torch.argsort(lengths, dim=1, descending=True, stable=True)              # k × batch
+            ids = torch.gather(ids, 1, order.unsqueeze(-1).expand(-1, -1, ids.shape[-1]))
+            per_member = lengths = torch.gather(lengths, 1, order)
+        x = F.embedding(ids, self.vectors)
+        b, t = per_member.shape[1], ids.shape[-1]
+        active = [int((per_member > step).sum(1).max()) for step in range(t)]         # rows read at each step
         finals = []
         for suffix, steps in (("", range(t)), ("_reverse", range(t - 1, -1, -1))):
-            gates_in = _linear(x, w[f"lstm.weight_ih_l0{suffix}"], w[f"lstm.bias_ih_l0{suffix}"])
+            gates_in = first(x, w[f"lstm.weight_ih_l0{suffix}"], w[f"lstm.bias_ih_l0{suffix}"])   # k × batch × time × 4u
+            # one tensor per step: indexing a step out of the whole would make autograd
+            # allocate a gradient of the whole for every step
+            per_step = gates_in.unbind(2)
             w_hh, b_hh = w[f"lstm.weight_hh_l0{suffix}"].transpose(1, 2), w[f"lstm.bias_hh_l0{suffix}"].unsqueeze(1)
-            h = x.new_zeros(k, b, units)
-            c = x.new_zeros(k, b, units)
+            h = c = x.new_zeros(k, active[steps[0]], units)
+            done: list[torch.Tensor] = []                  # forward: states of rows past their last word
             for step in steps:
-                gates = torch.baddbmm(b_hh, h, w_hh) + gates_in[:, :, step]
+                n = active[step]
+                if n < h.shape[1]:
+                    done.append(h[:, n:])
+                    h, c = h[:, :n], c[:, :n]
+                elif n > h.shape[1]:                       # backward: rows whose last word this is start
+                    fresh = x.new_zeros(k, n - h.shape[1], units)
+                    h, c = torch.cat([h, fresh], 1), torch.cat([c, fresh], 1)
+                gates = torch.baddbmm(b_hh, h, w_hh) + per_step[step][:, :n]
                 i, f, g, o = gates.chunk(4, 2)
                 c_new = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
                 h_new = torch.sigmoid(o) * torch.tanh(c_new)
-                inside = (step < lengths).unsqueeze(-1)               # a finished sentence keeps its state
-                h, c = torch.where(inside, h_new, h), torch.where(inside, c_new, c)
-            finals.append(h)
-        return _linear(drop(torch.cat(finals, 2)), w["out.weight"], w["out.bias"])
+                if shared:
+                    h, c = h_new, c_new
+                else:                                      # a member's shorter rows keep their state
+                    inside = (step < per_member[:, :n]).unsqueeze(-1)
+                    h, c = torch.where(inside, h_new, h), torch.where(inside, c_new, c)
+            finals.append(torch.cat([h] + done[::-1], 1))
+        final = torch.cat(finals, 2)                        # sorted rows: put them back
+        if shared:
+            final = final[:, torch.argsort(order)]
+        else:
+            final = torch.gather(final, 1, torch.argsort(order, dim=1).unsqueeze(-1).expand(-1, -1, 2 * units))
+        return _linear(drop(final), w["out.weight"], w["out.bias"])
 
-    def _attention(self, ids, lengths, drop):
+    def _attention(self, x, lengths, drop, first):
         w = self.weights
-        k, b, t = ids.shape
-        pad = torch.arange(t).view(1, 1, -1) >= lengths.clamp(min=1).unsqueeze(-1)   # k × batch × time
-        x = _linear(F.embedding(ids, self.vectors), w["proj.weight"], w["proj.bias"]) + self.pos[:t]
+        k, b = lengths.shape
+        t = x.shape[-2]
+        pad = torch.arange(t).view(1, 1, -1) >= lengths.unsqueeze(-1)                # k × batch × time
+        x = first(x, w["proj.weight"], w["proj.bias"]) + self.pos[:t]
         units = x.shape[-1]
         q, key, value = _linear(x, w["attn.in_proj_weight"], w["attn.in_proj_bias"]).chunk(3, -1)
         mask = torch.zeros(k * b, 1, 1, t).masked_fill_(pad.reshape(k * b, 1, 1, t), float("-inf"))
@@ -225,9 +268,9 @@ class Population:
         return _linear(drop((weights.unsqueeze(-1) * z).sum(2)), w["out.weight"], w["out.bias"])
 
     # ---------------------------------------------------------------- training
-    def _batches(self, split: str, rows: list[np.ndarray]):
-        """One member's rows each: ids ``k × batch × time`` (padded to the longest), lengths, labels."""
-        parts = [self.prep.batch(split, r) for r in rows]
+    def _batches(self, rows: list[np.ndarray]):
+        """One training batch per member (its own data order): ids ``k × batch × time``, padded to the longest."""
+        parts = [self.prep.batch("train", r) for r in rows]
         t = max(p[0].shape[1] for p in parts)
         ids = torch.stack([F.pad(p[0], (0, t - p[0].shape[1])) for p in parts])
         return ids, torch.stack([p[1] for p in parts]), torch.stack([p[2] for p in parts])
@@ -235,14 +278,21 @@ class Population:
     def train_epoch(self, epoch: int) -> list[float]:
         n = len(self.prep.splits["train"][1])
         size = int(self.prep.s["batch_size"])
-        orders = [o.permutation(n) for o in self.orders]
+        if self.shared_order:
+            order = self.orders[0].permutation(n)
+        else:
+            orders = [o.permutation(n) for o in self.orders]
         totals = {i: 0.0 for i in self.alive}
         losses_out = [float("nan")] * len(self.dev_accuracy)
         for start in range(0, n, size):
             if not self.alive:
                 break
-            ids, lengths, y = self._batches("train", [o[start:start + size] for o in orders])
-            logits = self.forward(ids, lengths, training=True, shared=self.shared_order)
+            if self.shared_order:
+                ids, lengths, y = self.prep.batch("train", order[start:start + size])
+                y = y.expand(len(self.alive), -1)
+            else:
+                ids, lengths, y = self._batches([o[start:start + size] for o in orders])
+            logits = self.forward(ids, lengths, training=True)
             k, b, c = logits.shape
             losses = F.cross_entropy(logits.reshape(k * b, c), y.reshape(-1), reduction="none").view(k, b).mean(1)
             finite = torch.isfinite(losses.detach())
@@ -259,7 +309,8 @@ class Population:
             if len(good) < k:          # a diverged member leaves at this step, as a lone trial stops before its update
                 for j in set(range(k)) - set(good):
                     totals.pop(self.alive[j])
-                orders = [orders[j] for j in good]
+                if not self.shared_order:
+                    orders = [orders[j] for j in good]
                 self._keep(good)
         for i, total in totals.items():
             losses_out[i] = total / max(n, 1)
@@ -299,8 +350,8 @@ class Population:
         correct = torch.zeros(len(self.alive), dtype=torch.long)
         for start in range(0, len(seqs), EVAL_BATCH):
             rows = order[start:start + EVAL_BATCH]
-            ids, lengths, y = self._batches(split, [rows] * len(self.alive))
-            correct += (self.forward(ids, lengths, training=False, shared=True).argmax(-1) == y).sum(1)
+            ids, lengths, y = self.prep.batch(split, rows)
+            correct += (self.forward(ids, lengths, training=False).argmax(-1) == y).sum(1)
         return [int(c) / len(seqs) for c in correct]
 
     def evaluate(self, epoch: int) -> list[tuple[float, float] | None]:
