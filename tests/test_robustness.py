@@ -98,6 +98,22 @@ def test_the_robustness_statistics_equal_a_hand_computation():
     assert row.n == 10 and math.isclose(row.p_prime_mean, ok.eval_negation.mean(), abs_tol=1e-12)
 
 
+
+def test_the_bounds_of_tau_robust_and_bounded_invariant_are_inclusive():
+    """Exact binary fractions on the edges: p′ = p − τ is τ-robust and bounded
+    invariant, p′ = p + τ bounded invariant, one step past either edge is not
+    (DESIGN.md: p′ ≥ p − τ; p − τ ≤ p′ ≤ p + τ)."""
+    p, tau, step = 0.75, 0.25, 2.0 ** -10
+    q = {"none": [p - tau, p + tau, p - tau - step, p + tau + step],
+         "negation": [p - tau, p - tau, p - tau, p - tau]}
+    rows = [{"choice": "augment", "option": o, "config_id": "c0", "seed": i, "status": "ok", "test_score": p,
+             "eval_negation": v} for o, values in q.items() for i, v in enumerate(values)]
+    rob = robustness(pd.DataFrame(rows), "augment", tau=tau, by=None)
+    none, neg = rob.row("all", "none", "negation"), rob.row("all", "negation", "negation")
+    assert (none.robust_share, none.bounded_share) == (0.75, 0.5)
+    assert (neg.robust_share, neg.bounded_share) == (1.0, 1.0)
+    assert neg.tau_star_mean == tau and none.tau_star_mean == (tau + tau + step) / 4
+
 SMALL_STUDY = """
 name: robust-small
 family: sentence
