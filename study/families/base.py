@@ -21,6 +21,15 @@ A family turns one trial (its hyperparameters, seed and the study's
   ``classifies`` sentences gets the ``eval_<name>`` columns of the study's
   ``evaluate:`` sets (:mod:`study.families.evalsets`) by default.
 
+A family that can train a population (the seeds of one configuration and
+option) as one batched model sets ``vectorizes = True`` and provides
+``build_group(space, trials, cache_dir=None)``: a group model whose
+``train_epoch(epoch)`` and ``evaluate(epoch)`` return one value per member,
+with ``stop(member)``, ``collapse_reason(member, best_epoch)`` and
+``results(member, best_epoch)`` (:func:`study.trial.run_group` drives it);
+``seed_scope(space)`` says what a seed varies (the manifest records it).
+``train.vectorize_seeds`` is refused for every other family.
+
 A :class:`Model` trains one epoch (``train_epoch``) and evaluates
 (``evaluate`` -> dev score, test score, and optionally the dev loss). The
 optional hooks have defaults in :class:`ModelBase`: ``details`` (extra
