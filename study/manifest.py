@@ -107,8 +107,7 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "packages": packages(),
         "platform": {"system": platform.platform(), "machine": platform.machine(),
                      "cpu_count": os.cpu_count()},
-        "cpu_threads_per_trial": space.resources.cpu * (space.resources.per_group if space.train.vectorize_seeds
-                                                         else 1),
+        "cpu_threads_per_trial": space.resources.of_trial(space.train.vectorize_seeds)["cpu"],
         "gpus_per_trial": space.resources.gpu,
         "accelerators": accelerators,
         "command": command,

@@ -203,7 +203,7 @@ def run_group(space: Space, trials: list[TrialSpec], report: Callable[[list[dict
     node = _node()
     records = [Record(space.train, node, shared=True) for _ in trials]
     seed_everything(min(t.seed for t in trials), torch=family.uses_torch,
-                    threads=max(1, int(space.resources.cpu * space.resources.per_group)))
+                    threads=max(1, int(space.resources.of_trial(True)["cpu"])))
     model = family.build_group(space, trials, cache_dir=cache_dir)
     for r in records:                 # building the population is shared too
         r.seconds = (time.perf_counter() - r.t0) / len(trials)

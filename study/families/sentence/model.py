@@ -101,6 +101,18 @@ class Prepared:
             ids[j, : len(x)] = x
         return torch.from_numpy(ids), torch.from_numpy(lengths), torch.from_numpy(labels[np.asarray(rows)])
 
+    def eval_batches(self, split: str):
+        """The split in batches of :data:`EVAL_BATCH`, sorted by length (less padding)."""
+        seqs = self.splits[split][0]
+        order = np.argsort([len(x) for x in seqs], kind="stable")
+        for start in range(0, len(seqs), EVAL_BATCH):
+            yield self.batch(split, order[start:start + EVAL_BATCH])
+
+    def results(self, params: int, scores: dict[str, float]) -> dict[str, Any]:
+        """The family's result columns of one trial (``scores``: its best dev epoch's evaluation sets)."""
+        return {"params": params, "units": self.width,
+                **{f"eval_{name}": scores.get(name, float("nan")) for name in self.eval_names}}
+
     def network(self):
         """A new network of this configuration (its weights drawn from torch's global generator)."""
         import torch
@@ -168,16 +180,13 @@ class SentenceModel(ModelBase):
         return total / max(n, 1)
 
     def accuracy(self, split: str) -> float:
-        """Accuracy of the current weights on one split (sorted by length: less padding)."""
-        seqs, labels = self.splits[split]
-        order = np.argsort([len(x) for x in seqs], kind="stable")
+        """Accuracy of the current weights on one split."""
         correct = 0
         self.net.eval()
         with self.torch.no_grad():
-            for b in range(0, len(seqs), EVAL_BATCH):
-                ids, lengths, y = self._batch(split, order[b:b + EVAL_BATCH])
+            for ids, lengths, y in self.prep.eval_batches(split):
                 correct += int((self.net(ids, lengths).argmax(-1) == y).sum())
-        return correct / len(seqs)
+        return correct / len(self.splits[split][1])
 
     def evaluate(self, epoch: int) -> tuple[float, float]:
         dev, test = self.accuracy("dev"), self.accuracy("test")
@@ -189,6 +198,4 @@ class SentenceModel(ModelBase):
         return self.prep.collapse_reason(self.dev_accuracy.get(best_epoch, 0.0))
 
     def results(self, best_epoch: int) -> dict[str, Any]:
-        scores = self.eval_accuracy.get(best_epoch, {})
-        return {"params": self.params, "units": self.width,
-                **{f"eval_{name}": scores.get(name, float("nan")) for name in self.eval_names}}
+        return self.prep.results(self.params, self.eval_accuracy.get(best_epoch, {}))

@@ -39,8 +39,7 @@ import torch
 from torch.nn import functional as F
 
 from ...schema import TrialSpec
-from .family import settings
-from .model import CLIP, EVAL_BATCH, Prepared, order_seed
+from .model import CLIP, Prepared, order_seed
 from .stacked import Stacked
 
 if TYPE_CHECKING:
@@ -86,8 +85,7 @@ class Population(Stacked):
         self.v = {n: torch.zeros_like(w) for n, w in self.weights.items()}
         self.step = 0
         self.gens = gens
-        shared = settings(space, hparams)["order_seed"]
-        self.shared_order = shared is not None          # order_seed: one order for every member (and lone trial)
+        self.shared_order = prep.s["order_seed"] is not None          # order_seed: one order for every member (and lone trial)
         self.orders = [np.random.default_rng(order_seed(prep.s, seed)) for seed in
                        (self.seeds[:1] if self.shared_order else self.seeds)]
         self.alive = list(range(len(trials)))       # member index of each position along the seed axis
@@ -190,15 +188,11 @@ class Population(Stacked):
     # ---------------------------------------------------------------- scores
     @torch.no_grad()
     def accuracy(self, split: str) -> list[float]:
-        """Accuracy of every member still training on one split (sorted by length, as a lone trial)."""
-        seqs, labels = self.prep.splits[split]
-        order = np.argsort([len(x) for x in seqs], kind="stable")
+        """Accuracy of every member still training on one split (the lone trial's batches)."""
         correct = torch.zeros(len(self.alive), dtype=torch.long)
-        for start in range(0, len(seqs), EVAL_BATCH):
-            rows = order[start:start + EVAL_BATCH]
-            ids, lengths, y = self.prep.batch(split, rows)
+        for ids, lengths, y in self.prep.eval_batches(split):
             correct += (self.forward(ids, lengths, training=False).argmax(-1) == y).sum(1)
-        return [int(c) / len(seqs) for c in correct]
+        return [int(c) / len(self.prep.splits[split][1]) for c in correct]
 
     def evaluate(self, epoch: int) -> list[tuple[float, float] | None]:
         out: list[tuple[float, float] | None] = [None] * len(self.dev_accuracy)
@@ -216,6 +210,4 @@ class Population(Stacked):
         return self.prep.collapse_reason(self.dev_accuracy[member].get(best_epoch, 0.0))
 
     def results(self, member: int, best_epoch: int) -> dict[str, Any]:
-        scores = self.eval_accuracy[member].get(best_epoch, {})
-        return {"params": self.params, "units": self.prep.width,
-                **{f"eval_{name}": scores.get(name, float("nan")) for name in self.prep.eval_names}}
+        return self.prep.results(self.params, self.eval_accuracy[member].get(best_epoch, {}))
