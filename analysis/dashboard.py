@@ -19,9 +19,11 @@ appears when they are done, without holding up the others.
 from __future__ import annotations
 
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from study.shards import Cached
 from study.store import RunDir
 
 from . import figures as F
@@ -30,9 +32,11 @@ from .figurekit import empty_figure
 from .insights import choice_stats, importance_by_task
 from .report import rows_where
 
-__all__ = ["create_app", "serve", "signature", "Views"]
+__all__ = ["create_app", "serve", "signature", "Views", "trial_options"]
 
 ALL = "(all tasks)"
+#: The importance forests are refit at least this often while rows change.
+REFIT_S = 30.0
 
 
 def signature(run_dir: str | Path) -> str:
@@ -46,6 +50,7 @@ class Views:
 
     def __init__(self, run_dir: str) -> None:
         self.run_dir = run_dir
+        self.cached = Cached(RunDir(run_dir))          # a refresh reads only the files that changed
         self.lock = threading.Lock()
         self.key: str | None = None
         self.view: F.RunView | None = None
@@ -53,12 +58,13 @@ class Views:
         self.compute_lock = threading.Lock()
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-importance")
         self.importance: dict[tuple, Future] = {}
+        self.importance_last: dict[tuple, tuple[int, float, Future]] = {}    # selection -> (rows, when, forests)
 
     def get(self, key: str | None = None) -> F.RunView:
         with self.lock:
             key = key or signature(self.run_dir)
             if self.view is None or key != self.key:
-                self.view = F.load_view(self.run_dir)
+                self.view = F.load_view(self.run_dir, cached=self.cached)
                 self.key = key
                 self.computed = {}
             return self.view
@@ -73,14 +79,48 @@ class Views:
             return computed[selection]
 
     def importance_of(self, version: str | None, view: F.RunView, spec, df, selection: tuple) -> Future:
-        """The importance of ``spec`` on ``df`` per task, computing in the background."""
+        """The importance of ``spec`` on ``df`` per task, computing in the background.
+
+        The forests are grown again when the selection's rows changed by at
+        least 1% (and by one row at least) or :data:`REFIT_S` seconds passed
+        since they were: a study of 50,000 trials stores one every few
+        milliseconds, and one more row does not move a forest fitted on a
+        seeded subsample of 2,000 per task."""
         key = (version, selection)
         with self.compute_lock:
             if key not in self.importance:
                 if len(self.importance) > 32:
                     self.importance = {k: f for k, f in self.importance.items() if not f.done()}
-                self.importance[key] = self.background.submit(importance_by_task, df, spec, view.results)
+                last = self.importance_last.get(selection)
+                if (last is not None and last[2].done() and time.monotonic() - last[1] < REFIT_S
+                        and abs(len(df) - last[0]) < max(1.0, 0.01 * last[0])):
+                    self.importance[key] = last[2]
+                else:
+                    future = self.background.submit(importance_by_task, df, spec, view.results)
+                    self.importance[key] = future
+                    self.importance_last[selection] = (len(df), time.monotonic(), future)
             return self.importance[key]
+
+
+#: Trial keys the trials list offers at once (typing narrows them).
+TRIAL_OPTIONS = 200
+
+
+def trial_options(df, search: str | None, chosen: list[str] | None) -> list[str]:
+    """The chosen keys, then up to :data:`TRIAL_OPTIONS` stored keys containing ``search``.
+
+    >>> import pandas as pd
+    >>> trial_options(pd.DataFrame({"trial_key": ["c1/x=a/seed=1", "c2/x=b/seed=1"]}), "x=b", ["c1/x=a/seed=1"])
+    ['c1/x=a/seed=1', 'c2/x=b/seed=1']
+    """
+    chosen = list(chosen or [])
+    if "trial_key" not in df:
+        return chosen
+    keys = df["trial_key"].dropna().astype(str)
+    if search:
+        keys = keys[keys.str.contains(search, regex=False)]
+    picked = set(chosen)
+    return chosen + [k for k in keys.head(TRIAL_OPTIONS + len(chosen)) if k not in picked][:TRIAL_OPTIONS]
 
 
 def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
@@ -233,15 +273,19 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         return SF.importance_figure(future.result(), spec.name), True
 
     @app.callback(Output("trials", "options"), Output("trials", "value"), Input("choice", "value"),
-                  Input("version", "data"), State("trials", "value"))
-    def _trials(choice, version, current):
-        """Every stored trial can be chosen; the median trial of each option is
-        shown until the user chooses (a new trial row keeps the choice)."""
+                  Input("version", "data"), Input("trials", "search_value"), State("trials", "value"))
+    def _trials(choice, version, search, current):
+        """Every stored trial can be chosen by typing part of its key: the list
+        holds the chosen trials and the first :data:`TRIAL_OPTIONS` keys that
+        match (50,000 keys sent to the page on every refresh would stall it).
+        The median trial of each option is shown until the user chooses (a new
+        trial row keeps the choice)."""
         view = views.get(version)
-        keys = sorted(view.df["trial_key"].dropna().astype(str)) if "trial_key" in view.df else []
-        if current and dash.callback_context.triggered_id == "version":
-            return keys, current
-        return keys, F.default_trials(view.df, view.spec(choice))
+        trigger = dash.callback_context.triggered_id
+        if trigger == "trials":                 # typing narrows the list; the choice stays
+            return trial_options(view.df, search, current), dash.no_update
+        value = current if current and trigger == "version" else F.default_trials(view.df, view.spec(choice))
+        return trial_options(view.df, search, value), value
 
     @app.callback(Output("curves", "figure"), Output("confusion", "figure"), Input("trials", "value"),
                   Input("version", "data"))

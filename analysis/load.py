@@ -8,7 +8,24 @@ import pandas as pd
 
 from study.store import RunDir  # the store's reader: parts and compacted files alike
 
-__all__ = ["load", "load_epochs"]
+__all__ = ["load", "load_epochs", "trials_frame", "epochs_frame"]
+
+TRIALS_EMPTY = ["trial_key", "config_id", "choice", "option", "seed", "status", "test_score"]
+EPOCHS_EMPTY = ["trial_key", "epoch", "train_loss", "dev_score", "test_score", "seconds"]
+
+
+def trials_frame(table) -> pd.DataFrame:
+    """The trials table (Arrow, or None) as :func:`load` returns it: sorted by trial key."""
+    if table is None:
+        return pd.DataFrame(columns=TRIALS_EMPTY)
+    return table.to_pandas().sort_values("trial_key", kind="stable").reset_index(drop=True)
+
+
+def epochs_frame(table) -> pd.DataFrame:
+    """The epochs table (Arrow, or None) as :func:`load_epochs` returns it."""
+    if table is None:
+        return pd.DataFrame(columns=EPOCHS_EMPTY)
+    return table.to_pandas().sort_values(["trial_key", "epoch"], kind="stable").reset_index(drop=True)
 
 
 def load(run_dir: str | Path) -> pd.DataFrame:
@@ -22,17 +39,11 @@ def load(run_dir: str | Path) -> pd.DataFrame:
     """
     rd = RunDir(run_dir)
     rd.require()
-    table = rd.read_trials()
-    if table is None:
-        return pd.DataFrame(columns=["trial_key", "config_id", "choice", "option", "seed", "status", "test_score"])
-    return table.to_pandas().sort_values("trial_key", kind="stable").reset_index(drop=True)
+    return trials_frame(rd.read_trials())
 
 
 def load_epochs(run_dir: str | Path) -> pd.DataFrame:
     """One row per trained epoch: trial_key, epoch, train_loss, dev_score, test_score, seconds."""
     rd = RunDir(run_dir)
     rd.require()
-    table = rd.read_epochs()
-    if table is None:
-        return pd.DataFrame(columns=["trial_key", "epoch", "train_loss", "dev_score", "test_score", "seconds"])
-    return table.to_pandas().sort_values(["trial_key", "epoch"], kind="stable").reset_index(drop=True)
+    return epochs_frame(rd.read_epochs())

@@ -49,7 +49,7 @@ def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]
     if recorded is not None:
         return [ComparisonSpec(c["choice"], c["choice"], [str(o) for o in c["options"]], mode=mode)
                 for c in recorded], results
-    table = rd.read_trials()
+    table = rd.read_trials(["choice", "option"])
     if table is None:
         return [], []
     rows = table.select(["choice", "option"]).to_pylist()

@@ -27,9 +27,10 @@ def bootstrap_median(values: np.ndarray, *, n_bootstrap: int = 1000, confidence:
     """Percentile bootstrap CI of the median of ``values`` (resampling with
     replacement, ``n_bootstrap`` resamples of the same size).
 
-    Each resample's median is read off the sorted values through the resample's
-    counts (a median of a resample of sorted values is the value at the middle
-    count), which gives exactly ``np.median`` of the resample without sorting it.
+    The values are sorted once, so a resample's k-th smallest value is the
+    value at its k-th smallest drawn index: each resample's median comes from a
+    partial sort (``np.partition``) of its indices, which gives exactly
+    ``np.median`` of the resample at a fraction of the cost.
 
     >>> lo, hi = bootstrap_median(np.array([1.0, 2.0, 3.0, 4.0]), seed=1)
     >>> 1.0 <= lo <= 2.5 <= hi <= 4.0
@@ -46,12 +47,8 @@ def bootstrap_median(values: np.ndarray, *, n_bootstrap: int = 1000, confidence:
     for start in range(0, n_bootstrap, chunk):
         m = min(chunk, n_bootstrap - start)
         draws = rng.integers(0, n, size=(m, n))
-        counts = np.bincount((draws + (np.arange(m) * n)[:, None]).ravel(), minlength=m * n).reshape(m, n)
-        cumulative = np.cumsum(counts, axis=1)
-        # index of the k-th smallest element = number of sorted positions whose cumulative count <= k
-        lo = (cumulative <= lo_k).sum(axis=1)
-        hi = (cumulative <= hi_k).sum(axis=1)
-        medians[start:start + m] = (values[lo] + values[hi]) / 2
+        middle = np.partition(draws, sorted({lo_k, hi_k}), axis=1)
+        medians[start:start + m] = (values[middle[:, lo_k]] + values[middle[:, hi_k]]) / 2
     tail = (1 - confidence) / 2
     lo, hi = np.quantile(medians, [tail, 1 - tail])
     return (float(lo), float(hi))

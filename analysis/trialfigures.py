@@ -28,13 +28,16 @@ def curves_figure(epochs: pd.DataFrame | None, df: pd.DataFrame, keys: list[str]
                   ) -> go.Figure:
     if epochs is None or not len(epochs):
         return empty_figure(fig_id, "learning curves: this run directory has no epoch rows (imported results)")
-    keys = [k for k in keys if k in set(epochs["trial_key"])]
+    chosen = epochs[epochs["trial_key"].isin(keys)]          # only the chosen trials' rows, once
+    present = set(chosen["trial_key"])
+    keys = [k for k in keys if k in present]
     if not keys:
         return empty_figure(fig_id, "learning curves: choose trials")
-    best = df.set_index("trial_key")["best_epoch"].to_dict() if "best_epoch" in df else {}
+    rows = df[df["trial_key"].isin(keys)] if "trial_key" in df else df.iloc[:0]
+    best = dict(zip(rows["trial_key"], rows["best_epoch"])) if "best_epoch" in rows else {}
     fig = go.Figure()
     for i, key in enumerate(keys):
-        e = epochs[epochs["trial_key"] == key].sort_values("epoch")
+        e = chosen[chosen["trial_key"] == key].sort_values("epoch")
         color = COLORS[i % len(COLORS)]
         for split, dash in (("dev_score", "solid"), ("test_score", "dot")):
             fig.add_scatter(x=e["epoch"], y=e[split], mode="lines+markers", line={"color": color, "dash": dash},

@@ -19,6 +19,7 @@ from ray import tune
 from .failures import classify_error, error_kind, error_text
 from .rows import confusion_rows, epoch_rows, outcome_of, trial_row
 from .schema import TrialSpec
+from .shards import fold_parts
 from .store import RunDir
 
 __all__ = ["StoreAndProgress", "clock"]
@@ -62,6 +63,9 @@ class StoreAndProgress(tune.Callback):
         self.t0 = time.monotonic()
         self.last_print = 0.0
         self.tty = stream.isatty()
+        self.fold_every = fold_parts()
+        self.unfolded = len(rd._part_keys(rd.trials_dir))     # parts a killed run left count toward the first fold
+        self.fold_warned = False
 
     def __getstate__(self):
         return {}
@@ -82,6 +86,19 @@ class StoreAndProgress(tune.Callback):
                 found = [self.key(trial)]
             self.groups[trial.trial_id] = found
         return found
+
+    def unfinished(self, wave: list[str], name: str) -> bool:
+        """Whether a trial key of ``wave`` (the JSON configs of one ``Tuner.fit``) was not stored."""
+        for item in wave:
+            specs = json.loads(item) if name == "group" else [item]
+            if any(TrialSpec.from_json(t).key not in self.done for t in specs):
+                return True
+        return False
+
+    def forget(self, trial) -> None:
+        """Drop what was kept about a Ray trial that ended (the driver's memory stays flat)."""
+        self.keys.pop(trial.trial_id, None)
+        self.groups.pop(trial.trial_id, None)
 
     def unstored(self, trial) -> list[str]:
         return [k for k in self.members(trial) if k not in self.done]
@@ -134,10 +151,29 @@ class StoreAndProgress(tune.Callback):
         self.done.add(key)
         self.running -= 1
         self.final.pop(key, None)
+        self.started.pop(key, None)
+        self.unfolded += 1
+        if self.unfolded >= self.fold_every:        # compaction the user never has to think of
+            self.unfolded = 0
+            self.pending.append(self.pool.submit(self.fold, self.fold_every))
         self.progress(force=False)
 
+    def fold(self, min_parts: int) -> None:
+        """Fold the stored parts into a shard (on the writer thread, between
+        writes). A failed fold loses nothing -- the parts stay -- so it is
+        reported once and the study goes on."""
+        try:
+            self.rd.fold(min_parts)
+        except Exception as exc:                 # noqa: BLE001 -- the parts are intact; say so and go on
+            if not self.fold_warned:
+                self.fold_warned = True
+                print(f"\n[seedsweep] could not compact {self.rd}: {exc}; the parts stay and are read as they "
+                      "are ('seedsweep compact DIR' retries)", file=self.stream, flush=True)
+
     def flush(self) -> None:
-        """Wait for every queued write; re-raise the first that failed."""
+        """Fold what is left (when it is worth a shard), wait for every queued
+        write, and re-raise the first that failed."""
+        self.pending.append(self.pool.submit(self.fold, max(1, self.fold_every // 5)))
         self.pool.shutdown(wait=True)
         for f in self.pending:
             f.result()
@@ -145,13 +181,14 @@ class StoreAndProgress(tune.Callback):
     def on_trial_complete(self, iteration, trials, trial, **info):
         if "group" in trial.config:
             self.stopped(self.unstored(trial))
-            return
-        key = self.key(trial)
-        res = self.final.get(key)
-        if res is None:
-            self.stopped([key])
-            return
-        self.store(key, outcome_of(res))
+        else:
+            key = self.key(trial)
+            res = self.final.get(key)
+            if res is None:
+                self.stopped([key])
+            else:
+                self.store(key, outcome_of(res))
+        self.forget(trial)
 
     def stopped(self, keys: list[str]) -> None:
         """Trials that ended before their last epoch (Ctrl-C, Tune shutting
@@ -177,6 +214,7 @@ class StoreAndProgress(tune.Callback):
             self.store(key, outcome)
             print(f"\n[seedsweep] trial {key} failed after {attempts} attempt(s): {outcome['reason']}",
                   file=self.stream, flush=True)
+        self.forget(trial)
 
     def on_step_end(self, iteration, trials, **info):
         self.progress(force=False)

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import UserError
-from .schema import escape_key, unescape_key
+from .schema import escape_key
+from .shards import Vanished, shard_name
 from .store import RunDir
 
 __all__ = ["RemoteRunDir"]
@@ -45,6 +46,7 @@ class RemoteRunDir(RunDir):
         self.epochs_dir = f"{self.root}/epochs"
         self.manifest_path = f"{self.root}/manifest.json"
         self.configs_path = f"{self.root}/configs.parquet"
+        self.shards_dir = f"{self.root}/shards"
         self.compacted_trials = f"{self.root}/trials.parquet"
         self.compacted_epochs = f"{self.root}/epochs.parquet"
         self.progress_path = f"{self.root}/progress.json"
@@ -66,7 +68,13 @@ class RemoteRunDir(RunDir):
 
     def _read_table(self, path: str, columns: list[str] | None = None) -> pa.Table:
         try:
-            return pq.read_table(path, columns=columns, filesystem=self.fs)
+            with self.fs.open_input_file(path) as fh:
+                f = pq.ParquetFile(fh)
+                if columns is not None:
+                    columns = [c for c in columns if c in set(f.schema_arrow.names)]
+                return f.read(columns=columns, use_threads=False)
+        except FileNotFoundError:
+            raise Vanished(path) from None
         except (OSError, pa.ArrowInvalid) as exc:
             raise UserError(f"{self.uri}: {path}", f"this Parquet object cannot be read ({exc}).",
                             "Delete it (its trial will run again) or restore it.") from None
@@ -104,23 +112,21 @@ class RemoteRunDir(RunDir):
     def part_path(self, folder, key: str) -> str:
         return f"{folder}/{escape_key(key)}.parquet"
 
-    def _part_keys(self, folder) -> dict[str, str]:
+    def shard_path(self, table: str, seq: int) -> str:
+        return f"{self.shards_dir}/{shard_name(table, seq)}"
+
+    def _list(self, folder) -> dict[str, str]:
         import pyarrow.fs as pafs
 
         infos = self.fs.get_file_info(pafs.FileSelector(folder, allow_not_found=True))
-        out = {}
-        for info in infos:
-            name = info.base_name
-            if info.type == pafs.FileType.File and not name.startswith(".") and name.endswith(".parquet"):
-                out[unescape_key(name[: -len(".parquet")])] = info.path
-        return out
+        return {info.base_name: info.path for info in infos if info.type == pafs.FileType.File}
 
     @contextmanager
     def locked(self) -> Iterator[None]:
         yield                                       # no locks on object stores: one writer by convention
 
     def prepare(self) -> None:
-        for folder in (self.root, self.trials_dir, self.epochs_dir, self.confusion_dir):
+        for folder in (self.root, self.trials_dir, self.epochs_dir, self.confusion_dir, self.shards_dir):
             self.fs.create_dir(folder, recursive=True)
 
     def _read_text(self, path: str) -> str:

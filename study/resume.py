@@ -95,7 +95,7 @@ def plan_resume(rd: RunDir, grid: list[TrialSpec], *, retry_failed: bool) -> Res
     keys = {t.key for t in grid}
     plan = ResumePlan(todo=[])
     if stored & keys:
-        table = rd.read_trials()
+        table = rd.read_trials(["trial_key", "status", "attempt"])
         mine = table.filter(pc.is_in(table["trial_key"], value_set=pa.array(sorted(keys), pa.string())))
         for key, status, attempt in zip(mine["trial_key"].to_pylist(), mine["status"].to_pylist(),
                                         mine["attempt"].to_pylist()):

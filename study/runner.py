@@ -29,6 +29,7 @@ from .resume import check_compatible, plan_resume
 from .sampling import sample_configs
 from .sealing import check_claims, seal
 from .schema import TrialSpec
+from .shards import fold_parts
 from .space import Space, load_space, parse_space
 from .store import RunDir
 
@@ -177,6 +178,8 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
               f"{skipped} already stored, {len(todo)} to run" + (f" ({len(rerun)} failed to retry)" if rerun else ""),
               file=stream, flush=True)
         interrupted, now, done = False, Counter(), set()
+        if not todo:            # parts a killed run left: folded when they make a shard's worth
+            rd.fold(max(1, fold_parts() // 5))
         if todo:
             interrupted, now, done = _tune(rd, space, todo, schema, plan.prior_attempts, manifest,
                                            address=address, num_cpus=num_cpus, ray_temp_dir=ray_temp_dir,
@@ -198,29 +201,37 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
     from .session import accelerators, bound_trainable, ray_session
     from .trial import group_trainable, trainable
 
+    from .feed import Feed, parallel_slots, pending_cap, wave_size, waves
+
     vectorized = space.train.vectorize_seeds
+    resources = space.resources.of_trial(vectorized)
     with ray_session(address=address, num_cpus=num_cpus, ray_temp_dir=ray_temp_dir) as storage:
         manifest["accelerators"] = accelerators()
         rd.write_manifest(manifest)
         plan = {t.key: t for t in todo}
         callback = StoreAndProgress(rd, space, plan, schema, prior_attempts, stream, len(todo))
         if vectorized:      # one Ray trial per population: the missing seeds of a (configuration, option)
-            fn = group_trainable
-            grid = {"group": tune.grid_search([json.dumps([t.to_json() for t in g]) for g in populations(todo)])}
+            fn, name = group_trainable, "group"
+            units = [json.dumps([t.to_json() for t in g]) for g in populations(todo)]
         else:
-            fn, grid = trainable, {"trial": tune.grid_search([t.to_json() for t in todo])}
-        tuner = tune.Tuner(
-            tune.with_resources(bound_trainable(space, fn, rd.cache_dir), space.resources.of_trial(vectorized)),
-            param_space=grid,
-            tune_config=tune.TuneConfig(reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
-            run_config=tune.RunConfig(
-                name="seedsweep", storage_path=storage, verbose=0, callbacks=[callback],
-                failure_config=tune.FailureConfig(max_failures=space.train.retries),
-            ),
-        )
+            fn, name, units = trainable, "trial", [t.to_json() for t in todo]
+        slots = parallel_slots(resources)
+        trainable_ = tune.with_resources(bound_trainable(space, fn, rd.cache_dir), resources)
         interrupted = False
         try:
-            tuner.fit()
+            for n, wave in enumerate(waves(units, wave_size(slots))):
+                tuner = tune.Tuner(
+                    trainable_,
+                    tune_config=tune.TuneConfig(
+                        search_alg=Feed(name, wave), num_samples=len(wave), max_concurrent_trials=pending_cap(slots),
+                        reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
+                    run_config=tune.RunConfig(
+                        name=f"seedsweep-{n}", storage_path=storage, verbose=0, callbacks=[callback],
+                        failure_config=tune.FailureConfig(max_failures=space.train.retries)),
+                )
+                tuner.fit()
+                if callback.unfinished(wave, name):    # stopped (Ctrl-C, Tune shutting down): no next wave
+                    break
         except KeyboardInterrupt:
             interrupted = True
         finally:

@@ -42,7 +42,7 @@ def study_status(run_dir: str | Path) -> StudyStatus:
     rd = RunDir(run_dir)
     rd.require()
     manifest = rd.manifest()
-    table = rd.read_trials()
+    table = rd.read_trials(["choice", "option", "status", "reason", "finished_at"])
     if table is None:
         return StudyStatus(manifest.get("study", "?"), manifest.get("n_trials", 0), 0, {})
     imported = manifest.get("imported")

@@ -41,26 +41,11 @@ import pyarrow.parquet as pq
 from .errors import UserError
 from .files import TMP_PREFIX, is_uri, write_bytes, write_json, write_table
 from .schema import escape_key, unescape_key
+from .shards import compact_all, fold, read_part, read_parts, read_resolved, shard_name, shard_seq, stored_keys
 
 __all__ = ["RunDir", "SCHEMA_VERSION"]
 
 SCHEMA_VERSION = 1
-
-
-def _read_part(path: Path, columns: list[str] | None = None) -> pa.Table:
-    try:
-        return pq.read_table(path, columns=columns)
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise UserError(str(path), f"this Parquet file cannot be read ({exc}).",
-                        "Move it away (its trial will run again on the next 'seedsweep run') "
-                        "or restore it from a backup.") from None
-
-
-def _concat(tables: list[pa.Table]) -> pa.Table | None:
-    tables = [t for t in tables if t is not None]
-    if not tables:
-        return None
-    return pa.concat_tables(tables, promote_options="permissive")
 
 
 class RunDir:
@@ -82,6 +67,7 @@ class RunDir:
         self.epochs_dir = self.path / "epochs"
         self.manifest_path = self.path / "manifest.json"
         self.configs_path = self.path / "configs.parquet"
+        self.shards_dir = self.path / "shards"
         self.compacted_trials = self.path / "trials.parquet"
         self.compacted_epochs = self.path / "epochs.parquet"
         self.progress_path = self.path / "progress.json"
@@ -120,7 +106,19 @@ class RunDir:
         return Path(path).is_file()
 
     def _read_table(self, path, columns: list[str] | None = None) -> pa.Table:
-        return _read_part(path, columns)
+        return read_part(path, columns)
+
+    def _read_many(self, paths: list, columns: list[str] | None = None) -> list[pa.Table]:
+        """Several files, read in parallel, in the order given."""
+        return read_parts(self._read_table, paths, columns)
+
+    def _list(self, folder) -> dict[str, Path]:
+        """File name -> path of the files in ``folder`` (none when it is missing)."""
+        try:
+            with os.scandir(folder) as entries:
+                return {e.name: Path(e.path) for e in entries}
+        except FileNotFoundError:
+            return {}
 
     def _write_table(self, table: pa.Table, path) -> None:
         write_table(table, path)
@@ -136,47 +134,50 @@ class RunDir:
     def part_path(self, folder: Path, key: str) -> Path:
         return folder / f"{escape_key(key)}.parquet"
 
-    def _part_keys(self, folder: Path) -> dict[str, Path]:
-        if not folder.is_dir():
-            return {}
-        out = {}
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith(".") or not name.endswith(".parquet"):
-                    continue
-                out[unescape_key(name[: -len(".parquet")])] = Path(entry.path)
-        return out
+    def _part_keys(self, folder) -> dict[str, Path]:
+        return {unescape_key(name[: -len(".parquet")]): p for name, p in self._list(folder).items()
+                if not name.startswith(".") and name.endswith(".parquet")}
+
+    # Layers (study.shards): the compacted file, shards, parts.
+    def folder(self, table: str):
+        """The parts folder of ``table`` (trials, epochs or confusion)."""
+        return {"trials": self.trials_dir, "epochs": self.epochs_dir, "confusion": self.confusion_dir}[table]
+
+    def compacted_path(self, table: str):
+        return {"trials": self.compacted_trials, "epochs": self.compacted_epochs,
+                "confusion": self.compacted_confusion}[table]
+
+    def shard_path(self, table: str, seq: int):
+        return self.shards_dir / shard_name(table, seq)
+
+    def shards(self, table: str) -> list[tuple[int, Path]]:
+        """(number, path) of the table's shards, oldest first."""
+        found = [(shard_seq(name), p) for name, p in self._list(self.shards_dir).items()]
+        return sorted((s[1], p) for s, p in found if s is not None and s[0] == table)
+
+    def next_shard(self) -> int:
+        """A shard number above every shard of every table."""
+        seqs = [s[1] for s in map(shard_seq, self._list(self.shards_dir)) if s is not None]
+        return max(seqs, default=0) + 1
+
+    def _layered(self, table: str, columns: list[str] | None = None, keys: set[str] | None = None):
+        """The table resolved over its layers (a part wins over a shard, a newer
+        shard over an older one, a shard over the compacted file)."""
+        return read_resolved(self, table, columns, keys)
 
     def stored_keys(self) -> set[str]:
-        """Trial keys with a stored row (a part or a compacted row)."""
-        keys = set(self._part_keys(self.trials_dir))
-        if self._is_file(self.compacted_trials):
-            keys |= set(self._read_table(self.compacted_trials, ["trial_key"])["trial_key"].to_pylist())
-        return keys
+        """Trial keys with a stored row (a part, a shard row or a compacted row):
+        the parts' names and the key column of the larger files."""
+        return stored_keys(self)
 
-    def _read(self, folder, compacted_path) -> pa.Table | None:
-        """Parts of ``folder`` plus the compacted file; a part replaces the
-        compacted rows of its trial key."""
-        parts = self._part_keys(folder)
-        tables = [self._read_table(p) for p in parts.values()]
-        if self._is_file(compacted_path):
-            compacted = self._read_table(compacted_path)
-            if parts:
-                import pyarrow.compute as pc
+    def read_trials(self, columns: list[str] | None = None) -> pa.Table | None:
+        """Every stored trial row (only ``columns``, when given); a part wins over
+        a compacted row of the same key."""
+        return self._layered("trials", columns)
 
-                keep = pc.invert(pc.is_in(compacted["trial_key"], value_set=pa.array(list(parts), pa.string())))
-                compacted = compacted.filter(keep)
-            tables.insert(0, compacted)
-        return _concat(tables)
-
-    def read_trials(self) -> pa.Table | None:
-        """Every stored trial row; a part wins over a compacted row of the same key."""
-        return self._read(self.trials_dir, self.compacted_trials)
-
-    def read_epochs(self) -> pa.Table | None:
+    def read_epochs(self, columns: list[str] | None = None) -> pa.Table | None:
         """Every stored epoch row (a part replaces the compacted rows of its key)."""
-        return self._read(self.epochs_dir, self.compacted_epochs)
+        return self._layered("epochs", columns)
 
     def read_progress(self) -> dict[str, Any] | None:
         """The driver's live progress file (running trials, updated_at), or None."""
@@ -191,9 +192,9 @@ class RunDir:
     def write_progress(self, progress: dict[str, Any]) -> None:
         write_json(progress, self.progress_path)
 
-    def read_confusion(self) -> pa.Table | None:
+    def read_confusion(self, columns: list[str] | None = None) -> pa.Table | None:
         """Stored confusion counts (families that classify), or None."""
-        return self._read(self.confusion_dir, self.compacted_confusion)
+        return self._layered("confusion", columns)
 
     # --------------------------------------------------------------- writing
 
@@ -218,7 +219,7 @@ class RunDir:
 
     def prepare(self) -> None:
         """Create the folders and remove temporary files a killed writer left."""
-        for folder in (self.path, self.trials_dir, self.epochs_dir, self.confusion_dir):
+        for folder in (self.path, self.trials_dir, self.epochs_dir, self.confusion_dir, self.shards_dir):
             folder.mkdir(parents=True, exist_ok=True)
             for entry in folder.iterdir():
                 if entry.name.startswith(TMP_PREFIX):
@@ -279,7 +280,7 @@ class RunDir:
         """Changes whenever a trial is stored, the directory is compacted or the
         driver's progress file is rewritten (cheap: a few ``stat`` calls)."""
         parts = []
-        for p in (self.trials_dir, self.compacted_trials, self.progress_path, self.import_path):
+        for p in (self.trials_dir, self.shards_dir, self.compacted_trials, self.progress_path, self.import_path):
             try:
                 st = os.stat(p)
                 parts.append(f"{st.st_mtime_ns}:{st.st_size}")
@@ -324,25 +325,12 @@ class RunDir:
         return cls(out)
 
     def compact(self) -> tuple[int, int]:
-        """Merge every part into ``trials.parquet`` / ``epochs.parquet``; returns
-        (trial rows, epoch rows). Safe to kill at any moment: the merged file is
-        written whole before the parts it holds are removed."""
-        trial_parts = self._part_keys(self.trials_dir)
-        epoch_parts = self._part_keys(self.epochs_dir)
-        confusion_parts = self._part_keys(self.confusion_dir)
-        trials = self.read_trials()
-        epochs = self.read_epochs()
-        confusion = self.read_confusion()
-        if confusion is not None:
-            self._write_table(confusion.sort_by([("trial_key", "ascending"), ("epoch", "ascending")]),
-                              self.compacted_confusion)
-        if trials is not None:
-            self._write_table(trials.sort_by("trial_key"), self.compacted_trials)
-        if epochs is not None:
-            self._write_table(epochs.sort_by([("trial_key", "ascending"), ("epoch", "ascending")]),
-                              self.compacted_epochs)
-        for p in list(trial_parts.values()) + list(epoch_parts.values()) + list(confusion_parts.values()):
-            self._delete(p)
-        return (0 if trials is None else trials.num_rows, 0 if epochs is None else epochs.num_rows)
+        """Merge every part and shard into ``trials.parquet`` / ``epochs.parquet``
+        (and ``confusion.parquet``); returns (trial rows, epoch rows). Safe to
+        kill at any moment (see :mod:`study.shards`)."""
+        return compact_all(self)
 
-
+    def fold(self, min_parts: int = 1) -> int:
+        """Fold the trials parts into a new shard when at least ``min_parts`` wait
+        (the running driver calls it); returns the trials folded."""
+        return fold(self, min_parts)

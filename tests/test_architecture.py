@@ -158,7 +158,7 @@ def test_the_engine_reaches_families_only_through_the_registry():
 RUN_DIR_FILES = ("manifest.json", "configs.parquet", "trials.parquet", "epochs.parquet", "confusion.parquet",
                  "progress.json", "import.json")
 PATH_ATTRIBUTES = ("path", "trials_dir", "epochs_dir", "confusion_dir", "manifest_path", "configs_path",
-                   "compacted_trials", "compacted_epochs", "compacted_confusion", "progress_path", "import_path")
+                   "shards_dir", "compacted_trials", "compacted_epochs", "compacted_confusion", "progress_path", "import_path")
 
 
 def test_only_the_store_joins_run_directory_paths():

@@ -1,0 +1,298 @@
+"""The R&G scale: one study of 50,000 zero-work trials, and every command on its directory.
+
+Reimers & Gurevych trained about 50,000 networks; this measures seedsweep at
+that size on this machine, against targets and against bare Ray Tune:
+
+1. **The full study**: ``seedsweep run`` of a synthetic study of
+   ``--trials`` zero-work trials (one epoch, no sleep), as its own process:
+   trials/s in the first and the last tenth (from the stored ``finished_at``
+   times; the last must be >= 0.9 x the first) and the driver's peak RSS
+   (``ru_maxrss`` of the driver process itself; target <= 1 GB).
+2. **Commands on the finished directory**, each timed as a user runs it:
+   ``analysis.load`` (in this process, median of 3; <= 2 s), ``seedsweep
+   status`` (<= 2 s) and ``seedsweep report`` (<= 5 s) as commands, and a
+   no-op resume (the same ``seedsweep run``, nothing left to run; <= 10 s).
+3. **One dashboard refresh after one new trial** (<= 1 s): ``seedsweep
+   dashboard`` open in Chromium; the study grows by one configuration and is
+   resumed, and the time from the new trials part landing (its mtime) to the
+   page's summary showing it, and to every figure redrawn, is measured. The
+   page polls every 0.2 s, so up to 0.2 s of it is the poll's wait.
+4. **Bare Tune beside seedsweep** on ``--peer`` trials (10,000), in the same
+   run, on one shared local Ray: seedsweep must keep >= 0.9 x bare
+   throughput. The bare loop is a plain ``grid_search`` over the trials, as
+   a Tune user would write it.
+
+Usage::
+
+    .venv/bin/python benchmarks/scale.py [--trials 50000] [--peer 10000] [--json benchmarks/results/scale-DATE.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
+os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+SPACE = """
+name: scale
+family: synthetic
+samples: {samples}
+seeds: 1
+compare:
+  classifier: [softmax, crf]
+task: {{effects: {{classifier: {{crf: 0.02}}}}, noise: 0.01}}
+space:
+  lr: {{loguniform: [1.0e-4, 1.0e-2]}}
+  optimizer: {{choice: [adam, nadam, sgd]}}
+  layers: {{int: [1, 3]}}
+fixed: {{epoch_seconds: 0}}
+train: {{max_epochs: 1, patience: 1}}
+"""
+DRIVER = ("import resource, sys; from study.cli import main; rc = main(sys.argv[1:]); "
+          "print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True); sys.exit(rc)")
+
+
+def seedsweep_cli(*args: str, env: dict | None = None, timeout: float = 7200) -> tuple[float, str]:
+    """Run ``seedsweep ARGS`` as a user does; (wall seconds, output)."""
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "study", *args], cwd=REPO, capture_output=True, text=True,
+                       env=env or os.environ.copy(), timeout=timeout)
+    wall = time.perf_counter() - t0
+    if r.returncode != 0:
+        raise SystemExit(f"seedsweep {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    return wall, r.stdout + r.stderr
+
+
+def full_study(space: Path, out: Path, cpus: int) -> dict:
+    """The whole study as one driver process: wall, peak RSS, trials/s per tenth."""
+    import pyarrow.compute as pc
+
+    from study.store import RunDir
+
+    ray_tmp = tempfile.mkdtemp(prefix="scl-", dir="/tmp")
+    env = {**os.environ, "RAY_TMPDIR": ray_tmp}
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-c", DRIVER, "run", str(space), "--out", str(out), "--num-cpus", str(cpus),
+                        "--quiet"], cwd=REPO, capture_output=True, text=True, env=env)
+    wall = time.perf_counter() - t0
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+    if r.returncode != 0:
+        raise SystemExit(f"the study failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}")
+    peak_kb = int(next(line.split()[1] for line in r.stdout.splitlines() if line.startswith("PEAK_RSS_KB")))
+    rd = RunDir(out)
+    t = rd.read_trials(["finished_at", "status"])
+    finished = sorted(x.timestamp() for x in t["finished_at"].to_pylist())
+    n = len(finished)
+    tenth = n // 10
+    rates = []
+    for i in range(10):
+        chunk = finished[i * tenth:(i + 1) * tenth]
+        rates.append(len(chunk) / (chunk[-1] - chunk[0]) if chunk[-1] > chunk[0] else float("inf"))
+    ok = pc.sum(pc.equal(t["status"], "ok")).as_py()
+    return {"trials": n, "ok": ok, "wall_s": wall, "trials_per_s": n / wall, "peak_rss_mb": peak_kb / 1024,
+            "per_tenth_trials_per_s": rates, "last_over_first": rates[-1] / rates[0],
+            "shards": len(rd.shards("trials")), "parts_left": len(rd._part_keys(rd.trials_dir))}
+
+
+def disk_mb(path: Path) -> float:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def commands(space: Path, out: Path, cpus: int) -> dict:
+    import analysis
+
+    loads = []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        df = analysis.load(out)
+        loads.append(time.perf_counter() - t0)
+    status_s, status_out = seedsweep_cli("status", str(out))
+    report_s, _ = seedsweep_cli("report", str(out))
+    ray_tmp = tempfile.mkdtemp(prefix="scl-", dir="/tmp")
+    resume_s, resume_out = seedsweep_cli("run", str(space), "--out", str(out), "--num-cpus", str(cpus),
+                                         env={**os.environ, "RAY_TMPDIR": ray_tmp})
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+    assert "0 to run" in resume_out, resume_out
+    return {"rows": len(df), "load_s": statistics.median(loads), "load_runs_s": loads, "status_s": status_s,
+            "status_first_line": status_out.splitlines()[0], "report_s": report_s, "noop_resume_s": resume_s,
+            "disk_mb": disk_mb(out)}
+
+
+def dashboard_refresh(space_text: str, samples: int, out: Path, cpus: int, folder: Path) -> dict:
+    """Seconds from one new trials part to the open page showing it."""
+    import socket
+
+    from playwright.sync_api import sync_playwright
+
+    from study.store import RunDir
+
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium is None:
+        return {"skipped": "Debian's chromium is not installed (apt-get install chromium)"}
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "study", "dashboard", str(out), "--port", str(port),
+                               "--interval", "0.2"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    grown = folder / "grown.yaml"
+    grown.write_text(space_text.format(samples=samples + 1))
+    rd = RunDir(out)
+    before = set(rd._part_keys(rd.trials_dir))
+    try:
+        for _ in range(300):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.2)
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+            page = browser.new_page(viewport={"width": 1300, "height": 900})
+            t0 = time.perf_counter()
+            page.goto(f"http://127.0.0.1:{port}/")
+            page.wait_for_function("() => (document.getElementById('summary') || {}).textContent"
+                                   "?.includes(' trials stored')", timeout=600_000)
+            page.wait_for_function(IDLE, timeout=600_000)
+            first_load = time.perf_counter() - t0
+            start_text = page.inner_text("#summary")
+            ray_tmp = tempfile.mkdtemp(prefix="scl-", dir="/tmp")
+            resume = subprocess.Popen([sys.executable, "-m", "study", "run", str(grown), "--out", str(out),
+                                       "--num-cpus", str(cpus), "--quiet"], cwd=REPO,
+                                      env={**os.environ, "RAY_TMPDIR": ray_tmp},
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            landed = None
+            while landed is None:           # the first new trials part: when it landed on disk
+                new = [p for k, p in rd._part_keys(rd.trials_dir).items() if k not in before]
+                if new:
+                    landed = min(os.stat(p).st_mtime for p in new)
+                elif resume.poll() is not None:
+                    raise SystemExit("the resumed study stored no new trial")
+                time.sleep(0.005)
+            page.wait_for_function("t => document.getElementById('summary').textContent !== t", arg=start_text,
+                                   timeout=600_000, polling=5)
+            shown = time.time() - landed
+            page.wait_for_function(IDLE, timeout=600_000, polling=5)
+            redrawn = time.time() - landed
+            end_text = page.inner_text("#summary")
+            browser.close()
+            resume.wait(timeout=600)
+            shutil.rmtree(ray_tmp, ignore_errors=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    return {"first_load_s": first_load, "summary_s": shown, "all_figures_s": redrawn, "poll_interval_s": 0.2,
+            "before": start_text, "after": end_text}
+
+
+#: No Dash callback in flight: every figure on the page is drawn.
+IDLE = "() => !document.querySelector('[data-dash-is-loading=\"true\"]')"
+
+
+def bare_tune(n: int) -> float:
+    """Trials/s of ``n`` zero-work trials through a plain Tune grid."""
+    from ray import tune
+
+    def trainable(config):
+        tune.report({"epoch": 1, "score": 0.5})
+
+    tuner = tune.Tuner(tune.with_resources(trainable, {"cpu": 1}),
+                       param_space={"i": tune.grid_search(list(range(n)))},
+                       tune_config=tune.TuneConfig(reuse_actors=True),
+                       run_config=tune.RunConfig(storage_path=tempfile.mkdtemp(prefix="bench-bare-"), verbose=0))
+    t0 = time.perf_counter()
+    tuner.fit()
+    return n / (time.perf_counter() - t0)
+
+
+def seedsweep_peer(n: int, folder: Path) -> float:
+    import study
+
+    path = folder / "peer.yaml"
+    path.write_text(SPACE.format(samples=n // 2))
+    with open(os.devnull, "w") as quiet:
+        t0 = time.perf_counter()
+        summary = study.run(path, folder / "peer-run", stream=quiet)
+        wall = time.perf_counter() - t0
+    assert summary.counts.get("ok") == n, summary
+    return n / wall
+
+
+def peers(n: int, cpus: int, folder: Path) -> dict:
+    import ray
+
+    ray_tmp = tempfile.mkdtemp(prefix="scl-", dir="/tmp")
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
+             logging_level=logging.WARNING, _temp_dir=ray_tmp)
+    for name in ("ray.tune", "ray.train", "ray.air"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    try:
+        bare_tune(20)                       # warm-up: worker start-up is paid by neither arm
+        bare = bare_tune(n)
+        ours = seedsweep_peer(n, folder)
+    finally:
+        ray.shutdown()
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    return {"trials": n, "bare_tune_trials_per_s": bare, "seedsweep_trials_per_s": ours, "ratio": ours / bare}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--trials", type=int, default=50_000, help="trials of the full study (even)")
+    parser.add_argument("--peer", type=int, default=10_000, help="trials of the bare-Tune comparison (even)")
+    parser.add_argument("--cpus", type=int, default=os.cpu_count(), help="CPUs of the local Ray (parallel slots)")
+    parser.add_argument("--keep", help="keep the full study's run directory here")
+    parser.add_argument("--json", help="also write the figures to this JSON file")
+    args = parser.parse_args()
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    space = folder / "scale.yaml"
+    space.write_text(SPACE.format(samples=args.trials // 2))
+    out = Path(args.keep) if args.keep else folder / "run"
+    figures: dict = {"slots": args.cpus, "machine": f"{os.cpu_count()} cores"}
+    figures["study"] = full_study(space, out, args.cpus)
+    figures["commands"] = commands(space, out, args.cpus)
+    figures["dashboard"] = dashboard_refresh(SPACE, args.trials // 2, out, args.cpus, folder)
+    figures["peers"] = peers(args.peer, args.cpus, folder)
+    s, c, d, p = figures["study"], figures["commands"], figures["dashboard"], figures["peers"]
+    targets = [
+        ("trials/s, last tenth / first tenth", s["last_over_first"], ">=", 0.9),
+        ("driver peak RSS, MB", s["peak_rss_mb"], "<=", 1024),
+        ("analysis.load, s", c["load_s"], "<=", 2), ("seedsweep status, s", c["status_s"], "<=", 2),
+        ("seedsweep report, s", c["report_s"], "<=", 5), ("no-op resume, s", c["noop_resume_s"], "<=", 10),
+        ("dashboard: new trial to summary, s", d.get("summary_s", float("nan")), "<=", 1),
+        ("dashboard: new trial to every figure, s", d.get("all_figures_s", float("nan")), "<=", 1),
+        (f"seedsweep / bare Tune, {p['trials']} trials", p["ratio"], ">=", 0.9),
+    ]
+    figures["targets"] = [{"what": w, "value": v, "target": f"{op} {t}",
+                           "met": bool(v >= t if op == ">=" else v <= t)} for w, v, op, t in targets]
+    print(f"full study: {s['trials']} trials ({s['ok']} ok) in {s['wall_s']:.0f} s, {s['trials_per_s']:.1f} trials/s; "
+          f"per tenth {[round(r, 1) for r in s['per_tenth_trials_per_s']]}; {s['shards']} shards, "
+          f"{s['parts_left']} parts left; {c['disk_mb']:.1f} MB on disk")
+    print(f"bare Tune {p['bare_tune_trials_per_s']:.1f} trials/s, seedsweep {p['seedsweep_trials_per_s']:.1f} "
+          f"trials/s on {p['trials']} trials")
+    print(f"{'':44}{'value':>10}{'target':>12}")
+    for t in figures["targets"]:
+        print(f"{t['what']:44}{t['value']:>10.2f}{t['target']:>12}  {'met' if t['met'] else 'NOT MET'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2, default=str) + "\n")
+    if not args.keep:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
