@@ -183,14 +183,11 @@ def distribution_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fi
     for o in options:
         xs, ys = [], []
         for task, c in by_task.items():
-            v = np.asarray(c.scores(o), dtype=float)
-            xs.append(np.full(len(v), task, dtype=object))
-            ys.append(v)
+            v = c.scores(o)
+            xs += [task] * len(v)
+            ys += v.tolist()
             if len(v):
                 medians.setdefault(task, {})[o] = float(np.median(v))
-        # arrays, not lists: plotly checks a list element by element (a quarter
-        # of a second per refresh at 25,000 configurations)
-        xs, ys = (np.concatenate(xs), np.concatenate(ys)) if xs else (np.array([]), np.array([]))
         fig.add_violin(x=xs, y=ys, name=str(o), legendgroup=str(o), box_visible=True, meanline_visible=False,
                        points="all" if len(ys) <= 400 else False, line_color=option_color(options, o), meta=str(o),
                        hovertemplate="%{x}<br>" + str(o) + ": %{y:.4f}<extra></extra>")

@@ -18,9 +18,11 @@ that size on this machine, against targets and against bare Ray Tune:
    page's summary showing it, and to every figure redrawn, is measured. The
    page polls every 0.2 s, so up to 0.2 s of it is the poll's wait.
 4. **Bare Tune beside seedsweep** on ``--peer`` trials (10,000), in the same
-   run, on one shared local Ray: seedsweep must keep >= 0.9 x bare
-   throughput. The bare loop is a plain ``grid_search`` over the trials, as
-   a Tune user would write it.
+   run, one after the other, each as its own driver process with its own
+   local Ray: seedsweep must keep >= 0.9 x bare throughput (trials/s between
+   the first and the last finished trial, so Ray's start-up counts for
+   neither). The bare loop is a plain ``grid_search`` over the trials, as a
+   Tune user would write it; both drivers' peak RSS is reported.
 
 Usage::
 
@@ -31,7 +33,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import shutil
 import statistics
@@ -203,51 +204,88 @@ def dashboard_refresh(space_text: str, samples: int, out: Path, cpus: int, folde
 IDLE = "() => !document.querySelector('[data-dash-is-loading=\"true\"]')"
 
 
-def bare_tune(n: int) -> float:
-    """Trials/s of ``n`` zero-work trials through a plain Tune grid."""
-    from ray import tune
+BARE = """
+import json, os, resource, sys, tempfile, time
+import ray
+from ray import tune
 
-    def trainable(config):
-        tune.report({"epoch": 1, "score": 0.5})
+class Finished(tune.Callback):
+    def __init__(self):
+        self.at = []
+    def on_trial_complete(self, iteration, trials, trial, **info):
+        self.at.append(time.time())
 
-    tuner = tune.Tuner(tune.with_resources(trainable, {"cpu": 1}),
-                       param_space={"i": tune.grid_search(list(range(n)))},
-                       tune_config=tune.TuneConfig(reuse_actors=True),
-                       run_config=tune.RunConfig(storage_path=tempfile.mkdtemp(prefix="bench-bare-"), verbose=0))
-    t0 = time.perf_counter()
-    tuner.fit()
-    return n / (time.perf_counter() - t0)
+def trainable(config):
+    tune.report({"epoch": 1, "score": 0.5})
+
+n = int(sys.argv[1])
+ray.init(address="local", num_cpus=int(sys.argv[2]), include_dashboard=False, log_to_driver=False)
+done = Finished()
+tune.Tuner(tune.with_resources(trainable, {"cpu": 1}), param_space={"i": tune.grid_search(list(range(n)))},
+           tune_config=tune.TuneConfig(reuse_actors=True),
+           run_config=tune.RunConfig(storage_path=tempfile.mkdtemp(prefix="bench-bare-"), verbose=0,
+                                     callbacks=[done])).fit()
+print(json.dumps({"finished_at": done.at, "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
 
 
-def seedsweep_peer(n: int, folder: Path) -> float:
-    import study
-
-    path = folder / "peer.yaml"
-    path.write_text(SPACE.format(samples=n // 2))
-    with open(os.devnull, "w") as quiet:
-        t0 = time.perf_counter()
-        summary = study.run(path, folder / "peer-run", stream=quiet)
-        wall = time.perf_counter() - t0
-    assert summary.counts.get("ok") == n, summary
-    return n / wall
+def rate(finished: list[float]) -> float:
+    """Trials per second between the first and the last finished trial (start-up left out)."""
+    finished = sorted(finished)
+    return (len(finished) - 1) / (finished[-1] - finished[0])
 
 
 def peers(n: int, cpus: int, folder: Path) -> dict:
-    import ray
+    """Bare Tune and seedsweep on the same ``n`` zero-work trials, one after
+    the other, each as its own driver process with its own local Ray."""
+    from study.store import RunDir
 
     ray_tmp = tempfile.mkdtemp(prefix="scl-", dir="/tmp")
-    ray.init(address="local", num_cpus=cpus, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.WARNING, _temp_dir=ray_tmp)
-    for name in ("ray.tune", "ray.train", "ray.air"):
-        logging.getLogger(name).setLevel(logging.CRITICAL)
-    try:
-        bare_tune(20)                       # warm-up: worker start-up is paid by neither arm
-        bare = bare_tune(n)
-        ours = seedsweep_peer(n, folder)
-    finally:
-        ray.shutdown()
-        shutil.rmtree(ray_tmp, ignore_errors=True)
-    return {"trials": n, "bare_tune_trials_per_s": bare, "seedsweep_trials_per_s": ours, "ratio": ours / bare}
+    r = subprocess.run([sys.executable, "-c", BARE, str(n), str(cpus)], capture_output=True, text=True,
+                       env={**os.environ, "RAY_TMPDIR": ray_tmp}, cwd=folder)
+    shutil.rmtree(ray_tmp, ignore_errors=True)
+    if r.returncode != 0:
+        raise SystemExit(f"bare Tune failed:\n{r.stderr[-4000:]}")
+    bare = json.loads(r.stdout.strip().splitlines()[-1])
+    space = folder / "peer.yaml"
+    space.write_text(SPACE.format(samples=n // 2))
+    ours = full_study(space, folder / "peer-run", cpus)
+    finished = [x.timestamp() for x in RunDir(folder / "peer-run").read_trials(["finished_at"])["finished_at"].to_pylist()]
+    bare_rate, our_rate = rate(bare["finished_at"]), rate(finished)
+    return {"trials": n, "bare_tune_trials_per_s": bare_rate, "seedsweep_trials_per_s": our_rate,
+            "ratio": our_rate / bare_rate, "bare_tune_peak_rss_mb": bare["peak_rss_kb"] / 1024,
+            "seedsweep_peak_rss_mb": ours["peak_rss_mb"], "bare_tune_trials": len(bare["finished_at"])}
+
+
+def planning(space: Path) -> dict:
+    """What planning the grid costs the driver: seconds, and bytes per trial (tracemalloc)."""
+    import tracemalloc
+
+    from study.runner import load_study, plan_study
+
+    t0 = time.perf_counter()
+    configs, grid = plan_study(load_study(space))
+    seconds = time.perf_counter() - t0
+    del configs, grid
+    tracemalloc.start()
+    configs, grid = plan_study(load_study(space))
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    return {"trials": len(grid), "seconds": seconds, "bytes_per_trial": held / len(grid)}
+
+
+def size_limit(folder: Path) -> dict:
+    """``samples: 100000000000`` through ``check`` and ``run``: exit code, seconds, the message."""
+    huge = folder / "huge.yaml"
+    huge.write_text(SPACE.format(samples=100_000_000_000))
+    out = {}
+    for command in (["check", str(huge)], ["run", str(huge), "--out", str(folder / "huge-run")]):
+        t0 = time.perf_counter()
+        r = subprocess.run([sys.executable, "-m", "study", *command], cwd=REPO, capture_output=True, text=True)
+        out[command[0]] = {"exit": r.returncode, "seconds": time.perf_counter() - t0,
+                           "message": (r.stderr or r.stdout).strip()[-600:]}
+    out["nothing_written"] = not (folder / "huge-run").exists()
+    return out
 
 
 def main() -> None:
@@ -268,6 +306,8 @@ def main() -> None:
     figures["commands"] = commands(space, out, args.cpus)
     figures["dashboard"] = dashboard_refresh(SPACE, args.trials // 2, out, args.cpus, folder)
     figures["peers"] = peers(args.peer, args.cpus, folder)
+    figures["size_limit"] = size_limit(folder)
+    figures["planning"] = planning(space)
     s, c, d, p = figures["study"], figures["commands"], figures["dashboard"], figures["peers"]
     targets = [
         ("trials/s, last tenth / first tenth", s["last_over_first"], ">=", 0.9),
@@ -277,14 +317,17 @@ def main() -> None:
         ("dashboard: new trial to summary, s", d.get("summary_s", float("nan")), "<=", 1),
         ("dashboard: new trial to every figure, s", d.get("all_figures_s", float("nan")), "<=", 1),
         (f"seedsweep / bare Tune, {p['trials']} trials", p["ratio"], ">=", 0.9),
-    ]
+    ] + [(f"samples: 1e11, '{c}' exits 2, s", v["seconds"] if v["exit"] == 2 else float("inf"), "<=", 1)
+         for c, v in figures["size_limit"].items() if c in ("check", "run")]
     figures["targets"] = [{"what": w, "value": v, "target": f"{op} {t}",
                            "met": bool(v >= t if op == ">=" else v <= t)} for w, v, op, t in targets]
     print(f"full study: {s['trials']} trials ({s['ok']} ok) in {s['wall_s']:.0f} s, {s['trials_per_s']:.1f} trials/s; "
           f"per tenth {[round(r, 1) for r in s['per_tenth_trials_per_s']]}; {s['shards']} shards, "
           f"{s['parts_left']} parts left; {c['disk_mb']:.1f} MB on disk")
-    print(f"bare Tune {p['bare_tune_trials_per_s']:.1f} trials/s, seedsweep {p['seedsweep_trials_per_s']:.1f} "
-          f"trials/s on {p['trials']} trials")
+    print(f"bare Tune {p['bare_tune_trials_per_s']:.1f} trials/s (driver peak RSS {p['bare_tune_peak_rss_mb']:.0f} MB), "
+          f"seedsweep {p['seedsweep_trials_per_s']:.1f} trials/s ({p['seedsweep_peak_rss_mb']:.0f} MB) on {p['trials']} trials")
+    g = figures["planning"]
+    print(f"planning the grid: {g['trials']} trials in {g['seconds']:.1f} s, {g['bytes_per_trial']:.0f} bytes per trial")
     print(f"{'':44}{'value':>10}{'target':>12}")
     for t in figures["targets"]:
         print(f"{t['what']:44}{t['value']:>10.2f}{t['target']:>12}  {'met' if t['met'] else 'NOT MET'}")

@@ -66,6 +66,7 @@ class StoreAndProgress(tune.Callback):
         self.fold_every = fold_parts()
         self.unfolded = len(rd._part_keys(rd.trials_dir))     # parts a killed run left count toward the first fold
         self.fold_warned = False
+        self.written: dict[str, dict[str, pa.Table | None]] = {}    # key -> its tables, until folded
 
     def __getstate__(self):
         return {}
@@ -142,11 +143,9 @@ class StoreAndProgress(tune.Callback):
         Tune's control loop does not wait on Parquet encoding and disk."""
         spec = self.plan[key]
         outcome["attempt"] = self.prior_attempts.get(key, 0) + self.attempts[key] + 1
-        row = trial_row(self.space.name, self.space.task_name, spec, self.schema, outcome)
         rows = self.epochs.pop(key, [])
-        epochs, confusion = epoch_rows(key, rows), confusion_rows(key, rows)
         self.pending = [f for f in self.pending if not f.done() or f.result() is not None]
-        self.pending.append(self.pool.submit(self.rd.write_trial, key, row, epochs, confusion))
+        self.pending.append(self.pool.submit(self.write, key, spec, outcome, rows))
         self.counts[outcome["status"]] += 1
         self.done.add(key)
         self.running -= 1
@@ -158,12 +157,21 @@ class StoreAndProgress(tune.Callback):
             self.pending.append(self.pool.submit(self.fold, self.fold_every))
         self.progress(force=False)
 
+    def write(self, key: str, spec: TrialSpec, outcome: dict[str, Any], rows: list[dict]) -> None:
+        """On the writer thread: the trial's tables, then its parts. The tables
+        are kept until the next fold, which then need not read them back."""
+        row = trial_row(self.space.name, self.space.task_name, spec, self.schema, outcome)
+        epochs, confusion = epoch_rows(key, rows), confusion_rows(key, rows)
+        self.rd.write_trial(key, row, epochs, confusion)
+        self.written[key] = {"trials": row, "epochs": epochs, "confusion": confusion}
+
     def fold(self, min_parts: int) -> None:
         """Fold the stored parts into a shard (on the writer thread, between
         writes). A failed fold loses nothing -- the parts stay -- so it is
         reported once and the study goes on."""
         try:
-            self.rd.fold(min_parts)
+            self.rd.fold(min_parts, known=self.written)
+            self.written = {}
         except Exception as exc:                 # noqa: BLE001 -- the parts are intact; say so and go on
             if not self.fold_warned:
                 self.fold_warned = True

@@ -211,15 +211,15 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         plan = {t.key: t for t in todo}
         callback = StoreAndProgress(rd, space, plan, schema, prior_attempts, stream, len(todo))
         if vectorized:      # one Ray trial per population: the missing seeds of a (configuration, option)
-            fn, name = group_trainable, "group"
-            units = [json.dumps([t.to_json() for t in g]) for g in populations(todo)]
+            fn, name, units = group_trainable, "group", populations(todo)
         else:
-            fn, name, units = trainable, "trial", [t.to_json() for t in todo]
+            fn, name, units = trainable, "trial", todo
         slots = parallel_slots(resources)
         trainable_ = tune.with_resources(bound_trainable(space, fn, rd.cache_dir), resources)
         interrupted = False
         try:
-            for n, wave in enumerate(waves(units, wave_size(slots))):
+            for n, chunk in enumerate(waves(units, wave_size(slots))):
+                wave = [json.dumps([t.to_json() for t in u]) if vectorized else u.to_json() for u in chunk]
                 tuner = tune.Tuner(
                     trainable_,
                     tune_config=tune.TuneConfig(

@@ -108,11 +108,10 @@ def _again(rd, what: str, step: Callable):
                     "Try again; if it persists, stop the other process writing this run directory.")
 
 
-def read_resolved(rd, table: str, columns: list[str] | None = None, keys: set[str] | None = None):
-    """``table`` of ``rd`` over its layers (only ``columns``, and of the parts
-    only those of ``keys``, when given)."""
+def read_resolved(rd, table: str, columns: list[str] | None = None):
+    """``table`` of ``rd`` over its layers (only ``columns``, when given)."""
     want = None if columns is None else list(dict.fromkeys(["trial_key", *columns]))
-    data = _again(rd, table, lambda: resolve(_layers(rd, table, want, keys)))
+    data = _again(rd, table, lambda: resolve(_layers(rd, table, want)))
     if data is not None and columns is not None and "trial_key" not in columns:
         data = data.drop_columns(["trial_key"])
     return data
@@ -183,15 +182,13 @@ def resolve(layers: list[pa.Table | None]) -> pa.Table | None:
     return _concat(out[::-1])
 
 
-def _layers(rd, table: str, columns: list[str] | None, keys: set[str] | None = None) -> list[pa.Table | None]:
+def _layers(rd, table: str, columns: list[str] | None) -> list[pa.Table | None]:
     """The table's layers (compacted file, shards in order, parts) as read now.
 
     Listed newest first (parts, then shards, then the compacted file) and read
     oldest first, so a fold or merge running meanwhile can hide nothing: a
     file it removed after the listing raises :class:`Vanished` instead."""
     parts = rd._part_keys(rd.folder(table))
-    if keys is not None:
-        parts = {k: p for k, p in parts.items() if k in keys}
     shards = [p for _, p in rd.shards(table)]
     compacted = rd.compacted_path(table)
     layers = [rd._read_table(compacted, columns) if rd._is_file(compacted) else None]
@@ -210,20 +207,26 @@ def _hold() -> None:
         time.sleep(float(raw))
 
 
-def fold(rd, min_parts: int = 1) -> int:
+def fold(rd, min_parts: int = 1, known: dict | None = None) -> int:
     """Fold the stored trials' parts into one new shard per table, when at
     least ``min_parts`` trials parts wait; returns the trials folded. Only the
-    writer (the driver's store thread, under the directory's lock) calls it."""
+    writer (the driver's store thread, under the directory's lock) calls it.
+    ``known`` maps a trial key to the tables its parts were written from
+    (``{"trials": ..., "epochs": ..., "confusion": ...}``): those parts are
+    not read back."""
     trial_parts = rd._part_keys(rd.trials_dir)
     if not trial_parts or len(trial_parts) < min_parts:
         return 0
     keys = set(trial_parts)
+    known = known or {}
     seq = rd.next_shard()
     folded: dict[str, list] = {}
     for table in ("epochs", "confusion", "trials"):            # the trials shard last, as a part is stored
         parts = trial_parts if table == "trials" else {k: p for k, p in rd._part_keys(rd.folder(table)).items()
                                                        if k in keys}
-        data = _concat(rd._read_many(list(parts.values())))
+        kept = {k: known[k][table] for k in parts if known.get(k, {}).get(table) is not None}
+        unread = [p for k, p in parts.items() if k not in kept]
+        data = _concat(list(kept.values()) + rd._read_many(unread))
         if data is not None and data.num_rows:
             rd._write_table(data.sort_by(SORT[table]), rd.shard_path(table, seq))
         folded[table] = list(parts.values())

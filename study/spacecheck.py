@@ -20,8 +20,9 @@ from .space import DISTRIBUTIONS, RESOURCE_KEYS, TRAIN_KEYS, Param, Resources, t
 
 __all__ = ["SpaceValidator", "max_trials", "MAX_TRIALS", "LIMIT_ENV"]
 
-#: trials per study at most (the grid, its keys and the driver's bookkeeping live in memory)
-MAX_TRIALS = 10_000_000
+#: Trials per study at most. The driver plans the whole grid in memory (about
+#: 1.1 KB per trial, benchmarks/scale.py), so a million trials is about a GB.
+MAX_TRIALS = 1_000_000
 LIMIT_ENV = "SEEDSWEEP_MAX_TRIALS"
 
 

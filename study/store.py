@@ -160,10 +160,10 @@ class RunDir:
         seqs = [s[1] for s in map(shard_seq, self._list(self.shards_dir)) if s is not None]
         return max(seqs, default=0) + 1
 
-    def _layered(self, table: str, columns: list[str] | None = None, keys: set[str] | None = None):
+    def _layered(self, table: str, columns: list[str] | None = None):
         """The table resolved over its layers (a part wins over a shard, a newer
         shard over an older one, a shard over the compacted file)."""
-        return read_resolved(self, table, columns, keys)
+        return read_resolved(self, table, columns)
 
     def stored_keys(self) -> set[str]:
         """Trial keys with a stored row (a part, a shard row or a compacted row):
@@ -330,7 +330,8 @@ class RunDir:
         kill at any moment (see :mod:`study.shards`)."""
         return compact_all(self)
 
-    def fold(self, min_parts: int = 1) -> int:
+    def fold(self, min_parts: int = 1, known: dict | None = None) -> int:
         """Fold the trials parts into a new shard when at least ``min_parts`` wait
-        (the running driver calls it); returns the trials folded."""
-        return fold(self, min_parts)
+        (the running driver calls it, with ``known``: the tables it wrote);
+        returns the trials folded."""
+        return fold(self, min_parts, known)

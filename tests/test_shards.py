@@ -253,3 +253,23 @@ def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path,
     epochs = rd.read_epochs()["trial_key"].to_pylist()
     assert sorted(epochs) == sorted(grid)
     assert len(rd.shards("trials")) >= 2 and len(rd._part_keys(rd.trials_dir)) < 6
+
+
+def test_a_fold_from_the_tables_the_driver_wrote_equals_one_that_reads_the_parts(tmp_path):
+    rd = RunDir(tmp_path / "a")
+    rd.prepare()
+    known, oracle = {}, {}
+    for i in range(5):
+        key = f"c{i:05d}/x=a/seed=1"
+        write(rd, oracle, key, "ok", 1, 3)
+        known[key] = {"trials": rd._read_table(rd.part_path(rd.trials_dir, key)),
+                      "epochs": rd._read_table(rd.part_path(rd.epochs_dir, key)), "confusion": None}
+    shutil.copytree(rd.path, tmp_path / "b")
+    other = RunDir(tmp_path / "b")
+    reads: list[str] = []
+    real = rd._read_table
+    rd._read_table = lambda path, columns=None: reads.append(Path(path).name) or real(path, columns)
+    assert rd.fold(known=known) == other.fold() == 5
+    assert reads == [], "the parts the driver wrote are not read back"
+    for table in ("trials", "epochs"):
+        assert pq.read_table(rd.shards(table)[0][1]).equals(pq.read_table(other.shards(table)[0][1]))
