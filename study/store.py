@@ -160,11 +160,6 @@ class RunDir:
         seqs = [s[1] for s in map(shard_seq, self._list(self.shards_dir)) if s is not None]
         return max(seqs, default=0) + 1
 
-    def _layered(self, table: str, columns: list[str] | None = None):
-        """The table resolved over its layers (a part wins over a shard, a newer
-        shard over an older one, a shard over the compacted file)."""
-        return read_resolved(self, table, columns)
-
     def stored_keys(self) -> set[str]:
         """Trial keys with a stored row (a part, a shard row or a compacted row):
         the parts' names and the key column of the larger files."""
@@ -173,11 +168,11 @@ class RunDir:
     def read_trials(self, columns: list[str] | None = None) -> pa.Table | None:
         """Every stored trial row (only ``columns``, when given); a part wins over
         a compacted row of the same key."""
-        return self._layered("trials", columns)
+        return read_resolved(self, "trials", columns)
 
     def read_epochs(self, columns: list[str] | None = None) -> pa.Table | None:
         """Every stored epoch row (a part replaces the compacted rows of its key)."""
-        return self._layered("epochs", columns)
+        return read_resolved(self, "epochs", columns)
 
     def read_progress(self) -> dict[str, Any] | None:
         """The driver's live progress file (running trials, updated_at), or None."""
@@ -194,7 +189,7 @@ class RunDir:
 
     def read_confusion(self, columns: list[str] | None = None) -> pa.Table | None:
         """Stored confusion counts (families that classify), or None."""
-        return self._layered("confusion", columns)
+        return read_resolved(self, "confusion", columns)
 
     # --------------------------------------------------------------- writing
 
