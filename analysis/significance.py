@@ -3,10 +3,13 @@ median's bootstrap CI, the sign test, Wilcoxon, Brown–Forsythe and the marks."
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 from scipy import stats
 
-__all__ = ["win_shares", "bootstrap_median", "sign_test", "wilcoxon_signed_rank", "brown_forsythe", "marks"]
+__all__ = ["win_shares", "bootstrap_median", "median_ranks", "sign_test", "wilcoxon_signed_rank", "brown_forsythe", "marks"]
 
 
 def win_shares(values: np.ndarray) -> np.ndarray:
@@ -28,9 +31,10 @@ def bootstrap_median(values: np.ndarray, *, n_bootstrap: int = 1000, confidence:
     replacement, ``n_bootstrap`` resamples of the same size).
 
     The values are sorted once, so a resample's k-th smallest value is the
-    value at its k-th smallest drawn index: each resample's median comes from a
-    partial sort (``np.partition``) of its indices, which gives exactly
-    ``np.median`` of the resample at a fraction of the cost.
+    value at its k-th smallest drawn index. Those indices depend only on
+    ``(n, n_bootstrap, seed)``, not on the values (:func:`median_ranks`, kept
+    for the last few sizes), so a dashboard redrawing a comparison whose
+    paired configurations did not change in number pays only a sort.
 
     >>> lo, hi = bootstrap_median(np.array([1.0, 2.0, 3.0, 4.0]), seed=1)
     >>> 1.0 <= lo <= 2.5 <= hi <= 4.0
@@ -40,18 +44,51 @@ def bootstrap_median(values: np.ndarray, *, n_bootstrap: int = 1000, confidence:
     n = len(values)
     if n == 0:
         return (float("nan"), float("nan"))
+    ranks = median_ranks(n, n_bootstrap, seed)
+    medians = (values[ranks[:, 0]] + values[ranks[:, 1]]) / 2
+    tail = (1 - confidence) / 2
+    lo, hi = np.quantile(medians, [tail, 1 - tail])
+    return (float(lo), float(hi))
+
+
+_RANKS: OrderedDict[tuple[int, int, int], np.ndarray] = OrderedDict()
+_RANKS_KEPT = 32
+_RANKS_LOCK = threading.Lock()
+
+
+def median_ranks(n: int, n_bootstrap: int = 1000, seed: int = 0) -> np.ndarray:
+    """(n_bootstrap, 2) int array: per resample of ``n`` indices drawn with
+    replacement from ``range(n)`` by ``default_rng(seed)``, its ``(n-1)//2``-th
+    and ``n//2``-th smallest drawn index (both the middle one for odd n).
+
+    The draws are those of one ``rng.integers(0, n, size=(n_bootstrap, n))``
+    (numpy's stream does not depend on how the rows are split), made in
+    chunks of 4,000,000 // n rows to bound memory; the numbers must not change
+    from one release to the next. Each chunk is partially sorted in place at
+    the upper middle rank only; for even n the lower middle index is then the
+    largest one to its left.
+    """
+    key = (int(n), int(n_bootstrap), int(seed))
+    with _RANKS_LOCK:
+        if key in _RANKS:
+            _RANKS.move_to_end(key)
+            return _RANKS[key]
     rng = np.random.default_rng(seed)
-    medians = np.empty(n_bootstrap)
+    ranks = np.empty((n_bootstrap, 2), dtype=np.int64)
     chunk = max(1, min(n_bootstrap, 4_000_000 // n))
     lo_k, hi_k = (n - 1) // 2, n // 2
     for start in range(0, n_bootstrap, chunk):
         m = min(chunk, n_bootstrap - start)
         draws = rng.integers(0, n, size=(m, n))
-        middle = np.partition(draws, sorted({lo_k, hi_k}), axis=1)
-        medians[start:start + m] = (values[middle[:, lo_k]] + values[middle[:, hi_k]]) / 2
-    tail = (1 - confidence) / 2
-    lo, hi = np.quantile(medians, [tail, 1 - tail])
-    return (float(lo), float(hi))
+        draws.partition(hi_k, axis=1)
+        ranks[start:start + m, 1] = draws[:, hi_k]
+        ranks[start:start + m, 0] = draws[:, hi_k] if lo_k == hi_k else draws[:, :hi_k].max(axis=1)
+    ranks.setflags(write=False)
+    with _RANKS_LOCK:
+        _RANKS[key] = ranks
+        while len(_RANKS) > _RANKS_KEPT:
+            _RANKS.popitem(last=False)
+    return ranks
 
 
 def sign_test(b: np.ndarray, o: np.ndarray) -> float:

@@ -49,6 +49,10 @@ def test_load_joins_hyperparameters_and_reads_live_and_compacted_dirs(run_dir, t
     assert {"lr", "classifier", "optimizer", "config_id", "status", "test_score"} <= set(df.columns)
     # every option of a configuration shares its sampled hyperparameters
     assert (df.groupby("config_id")["lr"].nunique() == 1).all()
+    # rows come sorted by trial key, epochs by (trial key, epoch), whatever order the files were read in
+    assert df.trial_key.tolist() == sorted(df.trial_key)
+    epochs = analysis.load_epochs(run_dir)
+    assert list(zip(epochs.trial_key, epochs.epoch)) == sorted(zip(epochs.trial_key, epochs.epoch))
     # a study still being written: some trials stored, a writer's temporary file lying around
     live = tmp_path / "live"
     write_synthetic_run(live, STUDY, only=10)
@@ -57,6 +61,9 @@ def test_load_joins_hyperparameters_and_reads_live_and_compacted_dirs(run_dir, t
     # compacted directories read the same rows; parts written afterwards add to them
     RunDir(live).compact()
     assert len(analysis.load(live)) == 10 and not any((live / "trials").glob("*.parquet"))
+    write_synthetic_run(live, STUDY)              # the rest, as parts beside the compacted file
+    keys = analysis.load(live).trial_key.tolist()
+    assert len(keys) == len(df) and keys == sorted(keys)
 
 
 def test_report_covers_every_compared_choice_and_keeps_diverged_runs(run_dir, capsys):

@@ -192,15 +192,19 @@ def test_statistics_match_scipy_on_fixed_inputs():
     assert (D, p) == pytest.approx(tuple(stats.ks_2samp(a_rows, b_rows)))
 
 
-@pytest.mark.parametrize("n", [1, 2, 5, 6, 101])
-def test_bootstrap_median_equals_the_median_of_each_resample(n):
-    values = np.random.default_rng(n).normal(size=n)
-    got = bootstrap_median(values, n_bootstrap=500, seed=11)
-    rng = np.random.default_rng(11)
-    sorted_values = np.sort(values)
-    draws = rng.integers(0, n, size=(500, n))                      # the same draws, medians the slow way
-    medians = np.median(sorted_values[draws], axis=1)
-    assert got == pytest.approx(tuple(np.quantile(medians, [0.025, 0.975])))
+@pytest.mark.parametrize("n, n_bootstrap", [(1, 500), (2, 500), (5, 500), (6, 500), (101, 500), (5000, 1000), (5001, 900)])
+def test_bootstrap_median_equals_the_median_of_each_resample(n, n_bootstrap):
+    """Oracle: np.median of every resample, all drawn in one call (the code
+    draws n = 5000 in two chunks). A second set of values of the same size
+    reuses the cached ranks and must still agree."""
+    for shift in (0, 1):
+        values = np.random.default_rng(n + shift).normal(size=n)
+        got = bootstrap_median(values, n_bootstrap=n_bootstrap, seed=11)
+        rng = np.random.default_rng(11)
+        sorted_values = np.sort(values)
+        draws = rng.integers(0, n, size=(n_bootstrap, n))                      # the same draws
+        medians = np.median(sorted_values[draws], axis=1)                      # the slow way
+        assert got == pytest.approx(tuple(np.quantile(medians, [0.025, 0.975])), abs=0, rel=1e-12)
 
 
 def test_synthetic_family_winner_is_recovered(tmp_path):

@@ -85,10 +85,16 @@ class Page:
             route.abort()
 
     def figure(self, fig_id: str) -> dict:
-        return self.page.evaluate(
+        """The figure as the page holds it, its traces' x and y as lists."""
+        fig = self.page.evaluate(
             """id => { const gd = document.getElementById(id).classList.contains('js-plotly-plot')
                          ? document.getElementById(id) : document.querySelector('#' + CSS.escape(id) + ' .js-plotly-plot');
                        return gd && gd.data ? {data: gd.data, meta: gd.layout.meta || {}} : null; }""", fig_id)
+        for t in (fig or {}).get("data", []):
+            for axis in ("x", "y"):
+                if axis in t:
+                    t[axis] = _decoded(t[axis])
+        return fig
 
     def wait(self, js: str, arg=None, timeout: float = 20_000) -> None:
         self.page.wait_for_function(js, arg=arg, timeout=timeout)
