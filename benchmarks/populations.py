@@ -28,6 +28,18 @@ Usage (the shared data's SST-5 trees)::
     SEEDSWEEP_DATA=../shared/data .venv/bin/python benchmarks/populations.py [--train 2000] [--epochs 3] \\
         [--seeds 20] [--json benchmarks/results/populations-DATE.json]
 
+A fourth measurement bounds what batching can buy on this CPU (``ceiling``):
+per architecture, one lone trial's first epoch (training and scoring, one
+thread, as a Ray trial with one CPU runs it) is timed, and its matrix
+arithmetic (products, convolutions, attention) is counted by
+``torch.utils.flop_counter.FlopCounterMode`` on a second model with the same
+seed. A vectorised population does the same arithmetic for each seed, so
+even at the core's peak rate (the best of five 1024 x 1024 x 1024 float32
+products, one thread) it cannot run a seed's epoch in less than
+``flops / peak``; ``lone seconds / (flops / peak)`` is the largest speed-up
+batching could give. Elementwise work is not counted, which only raises the
+bound.
+
 The tagger family is not vectorised (see the README, "Populations"), so
 there is nothing of it to measure here.
 """
@@ -87,6 +99,64 @@ def run_once(folder: Path, mode: str, args) -> dict:
     return {"wall_seconds": wall, "trials": summary.total, "trials_per_second": summary.total / wall, "per": per}
 
 
+def peak_gflops(size: int = 1024, repeats: int = 5) -> float:
+    """The best rate of one thread on ``size``-cubed float32 matrix products."""
+    import torch
+
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    torch.mm(a, b)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * size ** 3 / best / 1e9
+
+
+def ceiling(folder: Path, args) -> dict:
+    """Per architecture: one lone epoch's seconds and counted FLOPs, and the
+    speed-up bound they give at the core's peak rate (module docstring)."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from study.families import get_family
+    from study.runner import plan_study
+    from study.space import parse_space
+    from study.trial import seed_everything
+
+    path = folder / "ceiling.yaml"
+    path.write_text(SPACE.format(mode="ceiling", seeds=1, train=args.train, epochs=1,
+                                 bed=REPO / "testbeds" / "sst_phenomena.yaml", vectorize="", fixed=""))
+    space = parse_space(path.read_text(), path=str(path))
+    family = get_family("sentence")
+    threads = torch.get_num_threads()
+    out: dict = {}
+    try:
+        torch.set_num_threads(1)
+        peak = peak_gflops()
+        for trial in plan_study(space)[1]:
+            arch = trial.option
+            seed_everything(trial.seed, torch=True, threads=1)
+            model = family.build(space, trial)
+            model.train_epoch(1)                           # warm: the first epoch pays one-off costs
+            t0 = time.perf_counter()
+            model.train_epoch(2)
+            model.evaluate(2)
+            seconds = time.perf_counter() - t0
+            seed_everything(trial.seed, torch=True, threads=1)
+            model = family.build(space, trial)
+            with FlopCounterMode(display=False) as counter:
+                model.train_epoch(1)
+                model.evaluate(1)
+            flops = counter.get_total_flops()
+            floor = flops / (peak * 1e9)
+            out[arch] = {"epoch_seconds": seconds, "gflop": flops / 1e9, "gflops_achieved": flops / seconds / 1e9,
+                         "floor_seconds": floor, "max_speedup": seconds / floor}
+    finally:
+        torch.set_num_threads(threads)
+    return {"peak_gflops_one_thread": peak, "per": out}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--train", type=int, default=2000, help="training sentences (a fixed SST-2 subset)")
@@ -101,6 +171,8 @@ def main() -> None:
             results = {mode: run_once(Path(tmp), mode, args) for mode in MODES}
     finally:
         ray.shutdown()
+    with tempfile.TemporaryDirectory() as tmp:
+        bound = ceiling(Path(tmp), args)
     lone = results["lone"]
     print(f"{args.seeds} seeds x 4 architectures, SST-2 {args.train} training sentences, {args.epochs} epochs, "
           f"2 CPUs, one CPU per Ray trial; vectorised: each seed its own data order (the default); "
@@ -122,11 +194,17 @@ def main() -> None:
     print(f"{'study wall':12} {lone['wall_seconds']:13.1f} " + " ".join(
         f"{results[m]['wall_seconds']:7.1f} {walls[m]:4.1f}x" for m in MODES[1:]))
     print(f"{'trials/s':12} " + " ".join(f"{results[m]['trials_per_second']:13.2f}" for m in MODES))
+    print(f"ceiling: one thread's peak {bound['peak_gflops_one_thread']:.1f} GFLOP/s (float32 products); "
+          "per lone epoch (training and scoring):")
+    print(f"{'':12} {'seconds':>9} {'GFLOP':>8} {'GFLOP/s':>8} {'at peak s':>10} {'max speed-up':>13} {'measured':>9}")
+    for arch, c in bound["per"].items():
+        print(f"{arch:12} {c['epoch_seconds']:9.3f} {c['gflop']:8.2f} {c['gflops_achieved']:8.1f} "
+              f"{c['floor_seconds']:10.3f} {c['max_speedup']:12.1f}x {ratios['vectorised'][arch]:8.1f}x")
     if args.json:
         args.json.write_text(json.dumps({
             "benchmark": "populations", "args": vars(args) | {"json": str(args.json)},
             "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-            "results": results, "epoch_seconds_ratio": ratios, "wall_ratio": walls,
+            "results": results, "epoch_seconds_ratio": ratios, "wall_ratio": walls, "ceiling": bound,
             "tagger": "not vectorised: see README, Populations",
         }, indent=2) + "\n")
 
