@@ -9,7 +9,7 @@ from collections import OrderedDict
 import numpy as np
 from scipy import stats
 
-__all__ = ["win_shares", "bootstrap_median", "median_ranks", "sign_test", "wilcoxon_signed_rank", "brown_forsythe", "marks"]
+__all__ = ["win_shares", "bootstrap_median", "median_ranks", "forget_ranks", "sign_test", "wilcoxon_signed_rank", "brown_forsythe", "marks"]
 
 
 def win_shares(values: np.ndarray) -> np.ndarray:
@@ -89,6 +89,12 @@ def median_ranks(n: int, n_bootstrap: int = 1000, seed: int = 0) -> np.ndarray:
         while len(_RANKS) > _RANKS_KEPT:
             _RANKS.popitem(last=False)
     return ranks
+
+
+def forget_ranks() -> None:
+    """Empty :func:`median_ranks`' cache (a benchmark's cold start)."""
+    with _RANKS_LOCK:
+        _RANKS.clear()
 
 
 def sign_test(b: np.ndarray, o: np.ndarray) -> float:
