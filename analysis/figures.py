@@ -188,9 +188,9 @@ def distribution_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fi
             ys.append(v)
             if len(v):
                 medians.setdefault(task, {})[o] = float(np.median(v))
-        # arrays, not lists: plotly checks a list element by element (0.2 s a
-        # refresh at 25,000 configurations, a fifth of the dashboard's budget);
-        # the scores then reach the page as a typed array
+        # arrays, not lists: plotly checks a list element by element, which at
+        # 25,000 configurations is a large part of a dashboard refresh; the
+        # scores then reach the page as a typed array
         xs, ys = (np.concatenate(xs), np.concatenate(ys)) if xs else (np.array([], dtype=object), np.array([]))
         fig.add_violin(x=xs, y=ys, name=str(o), legendgroup=str(o), box_visible=True, meanline_visible=False,
                        points="all" if len(ys) <= 400 else False, line_color=option_color(options, o), meta=str(o),

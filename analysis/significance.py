@@ -9,7 +9,8 @@ from collections import OrderedDict
 import numpy as np
 from scipy import stats
 
-__all__ = ["win_shares", "bootstrap_median", "median_ranks", "forget_ranks", "sign_test", "wilcoxon_signed_rank", "brown_forsythe", "marks"]
+__all__ = ["win_shares", "bootstrap_median", "median_ranks", "forget_ranks", "sign_test", "wilcoxon_signed_rank",
+           "brown_forsythe", "marks"]
 
 
 def win_shares(values: np.ndarray) -> np.ndarray:
@@ -33,7 +34,7 @@ def bootstrap_median(values: np.ndarray, *, n_bootstrap: int = 1000, confidence:
     The values are sorted once, so a resample's k-th smallest value is the
     value at its k-th smallest drawn index. Those indices depend only on
     ``(n, n_bootstrap, seed)``, not on the values (:func:`median_ranks`, kept
-    for the last few sizes), so a dashboard redrawing a comparison whose
+    for the last 32 sizes), so a dashboard redrawing a comparison whose
     paired configurations did not change in number pays only a sort.
 
     >>> lo, hi = bootstrap_median(np.array([1.0, 2.0, 3.0, 4.0]), seed=1)

@@ -168,10 +168,12 @@ class StoreAndProgress(tune.Callback):
     def fold(self, min_parts: int) -> None:
         """Fold the stored parts into a shard (on the writer thread, between
         writes). A failed fold loses nothing -- the parts stay -- so it is
-        reported once and the study goes on."""
+        reported once and the study goes on. The tables kept for it are let go
+        either way (a later fold reads those parts back), so a study whose folds
+        keep failing does not hold every trial it wrote in memory."""
+        known, self.written = self.written, {}
         try:
-            self.rd.fold(min_parts, known=self.written)
-            self.written = {}
+            self.rd.fold(min_parts, known=known)
         except Exception as exc:                 # noqa: BLE001 -- the parts are intact; say so and go on
             if not self.fold_warned:
                 self.fold_warned = True

@@ -192,7 +192,8 @@ def test_statistics_match_scipy_on_fixed_inputs():
     assert (D, p) == pytest.approx(tuple(stats.ks_2samp(a_rows, b_rows)))
 
 
-@pytest.mark.parametrize("n, n_bootstrap", [(1, 500), (2, 500), (5, 500), (6, 500), (101, 500), (5000, 1000), (5001, 900)])
+@pytest.mark.parametrize("n, n_bootstrap", [(1, 500), (2, 500), (5, 500), (6, 500), (101, 500),
+                                        (5000, 1000), (5001, 900)])
 def test_bootstrap_median_equals_the_median_of_each_resample(n, n_bootstrap):
     """Oracle: np.median of every resample, all drawn in one call (the code
     draws n = 5000 in two chunks). A second set of values of the same size

@@ -273,3 +273,31 @@ def test_a_fold_from_the_tables_the_driver_wrote_equals_one_that_reads_the_parts
     assert reads == [], "the parts the driver wrote are not read back"
     for table in ("trials", "epochs"):
         assert pq.read_table(rd.shards(table)[0][1]).equals(pq.read_table(other.shards(table)[0][1]))
+
+
+def test_a_failing_fold_warns_once_keeps_the_parts_and_lets_go_of_the_tables(tmp_path, monkeypatch):
+    import io
+
+    from study.callback import StoreAndProgress
+
+    rd = RunDir(tmp_path / "run")
+    rd.prepare()
+    oracle: dict = {}
+    for i in range(3):
+        write(rd, oracle, f"c{i:05d}/x=a/seed=1", "ok", 1, 2)
+    stream = io.StringIO()
+    callback = StoreAndProgress(rd, None, {}, pa.schema([]), {}, stream, 3)
+    calls = []
+
+    def broken(min_parts=1, known=None):
+        calls.append(dict(known or {}))
+        raise OSError("disk full")
+
+    monkeypatch.setattr(rd, "fold", broken)
+    for round_ in range(2):
+        callback.written = {f"k{round_}": {"trials": None, "epochs": None, "confusion": None}}
+        callback.fold(1)
+        assert callback.written == {}, "the kept tables are let go after a failed fold"
+    assert [list(c) for c in calls] == [["k0"], ["k1"]]
+    assert stream.getvalue().count("could not compact") == 1 and "disk full" in stream.getvalue()
+    assert seen(rd) == oracle and not rd.shards("trials")          # every part intact, nothing folded
