@@ -18,90 +18,20 @@ appears when they are done, without holding up the others.
 
 from __future__ import annotations
 
-import threading
-import time
-from concurrent.futures import Future, ThreadPoolExecutor
+import hashlib
 from pathlib import Path
 
-from study.shards import Cached
 from study.store import RunDir
 
 from . import figures as F
 from . import statfigures as SF
 from .figurekit import empty_figure
-from .insights import choice_stats, importance_by_task
+from .liveview import Views, signature
 from .report import rows_where
 
-__all__ = ["create_app", "serve", "signature", "Views", "trial_options"]
+__all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
 
 ALL = "(all tasks)"
-#: The importance forests are refit at least this often while rows change.
-REFIT_S = 30.0
-
-
-def signature(run_dir: str | Path) -> str:
-    """Changes whenever a trial is stored, the directory is compacted or the
-    driver's progress file is rewritten (the store's :meth:`RunDir.signature`)."""
-    return RunDir(run_dir).signature()
-
-
-class Views:
-    """One :class:`~analysis.figures.RunView` per directory signature, shared by callbacks."""
-
-    def __init__(self, run_dir: str) -> None:
-        self.run_dir = run_dir
-        self.cached = Cached(RunDir(run_dir))          # a refresh reads only the files that changed
-        self.lock = threading.Lock()
-        self.key: str | None = None
-        self.view: F.RunView | None = None
-        self.computed: dict[tuple, tuple] = {}          # selection -> (by_task, ChoiceStats), this view only
-        self.compute_lock = threading.Lock()
-        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-importance")
-        self.importance: dict[tuple, Future] = {}
-        self.importance_last: dict[tuple, tuple[int, float, Future]] = {}    # selection -> (rows, when, forests)
-
-    def get(self, key: str | None = None) -> F.RunView:
-        with self.lock:
-            key = key or signature(self.run_dir)
-            if self.view is None or key != self.key:
-                self.view = F.load_view(self.run_dir, cached=self.cached)
-                self.key = key
-                self.computed = {}
-            return self.view
-
-    def selection(self, view: F.RunView, spec, df, selection: tuple) -> tuple:
-        """(by_task, ChoiceStats) of ``spec`` on the selected rows ``df``, computed once per view."""
-        with self.compute_lock:
-            computed = self.computed if view is self.view else {}
-            if selection not in computed:
-                by_task = F.compare_view(view, spec, df)
-                computed[selection] = (by_task, choice_stats(df, spec, by_task, view.results))
-            return computed[selection]
-
-    def importance_of(self, version: str | None, view: F.RunView, spec, df, selection: tuple) -> Future:
-        """The importance of ``spec`` on ``df`` per task, computing in the background.
-
-        The forests are grown again when the selection's rows changed by at
-        least 1% (and by one row at least) or :data:`REFIT_S` seconds passed
-        since they were: a study of 50,000 trials stores one every few
-        milliseconds, and one more row does not move a forest fitted on a
-        seeded subsample of 2,000 per task."""
-        key = (version, selection)
-        with self.compute_lock:
-            if key not in self.importance:
-                if len(self.importance) > 32:
-                    self.importance = {k: f for k, f in self.importance.items() if not f.done()}
-                last = self.importance_last.get(selection)
-                if (last is not None and last[2].done() and time.monotonic() - last[1] < REFIT_S
-                        and abs(len(df) - last[0]) < max(1.0, 0.01 * last[0])):
-                    self.importance[key] = last[2]
-                else:
-                    future = self.background.submit(importance_by_task, df, spec, view.results)
-                    self.importance[key] = future
-                    self.importance_last[selection] = (len(df), time.monotonic(), future)
-            return self.importance[key]
-
-
 #: Trial keys the trials list offers at once (typing narrows them).
 TRIAL_OPTIONS = 200
 
@@ -121,6 +51,38 @@ def trial_options(df, search: str | None, chosen: list[str] | None) -> list[str]
         keys = keys[keys.str.contains(search, regex=False)]
     picked = set(chosen)
     return chosen + [k for k in keys.head(TRIAL_OPTIONS + len(chosen)) if k not in picked][:TRIAL_OPTIONS]
+
+
+def only_changed(figures: list, drawn: dict | None, no_update) -> tuple[list, dict]:
+    """``figures``, with ``no_update`` for each one the page already shows,
+    and the fingerprints of what the page then shows.
+
+    ``drawn`` maps a figure's place to the fingerprint of its JSON, as sent.
+    A study of 50,000 trials stores one every few milliseconds; most of the
+    page (the importance forests, the parallel coordinates' fixed sample, the
+    problems, an unsealed study's claims) is the same after it, and drawing
+    it again would cost the browser more than anything else in a refresh.
+
+    >>> import plotly.graph_objects as go
+    >>> figs = [go.Figure(layout={"title": {"text": "a"}}), go.Figure(layout={"title": {"text": "b"}})]
+    >>> out, drawn = only_changed(figs, None, "same")
+    >>> out == figs
+    True
+    >>> out, _ = only_changed([figs[0], go.Figure(layout={"title": {"text": "c"}})], drawn, "same")
+    >>> out[0], out[1].layout.title.text
+    ('same', 'c')
+    """
+    drawn = dict(drawn or {})
+    out = []
+    for i, fig in enumerate(figures):
+        key = hashlib.blake2b(fig.to_json().encode(), digest_size=16).hexdigest()
+        out.append(no_update if drawn.get(str(i)) == key else fig)
+        drawn[str(i)] = key
+    return out, drawn
+
+
+#: The callbacks whose figures are sent only when they changed (:func:`only_changed`).
+DRAWN = ("claims", "robustness", "comparison", "insights", "importance", "single")
 
 
 def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
@@ -144,6 +106,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         html.Div(id="summary", style={"color": "#444"}),
         dcc.Interval(id="tick", interval=int(interval_s * 1000)),
         dcc.Store(id="version", data=None),      # the first poll fills it, and every view follows
+        *[dcc.Store(id=f"drawn-{name}") for name in DRAWN],      # what the page shows (only_changed)
         graph("progress"),
         graph("claims"),
         html.Div(style={"display": "flex", "gap": "1rem", "flexWrap": "wrap"}, children=[
@@ -186,18 +149,30 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
                 f"failed {s['failed']}; running {s['running']}")
         return F.progress_figure(view), text, [ALL] + view.tasks, view.filter_columns()
 
-    @app.callback(Output("claims", "figure"), Output("claims", "style"), Input("version", "data"))
-    def _claims(version):
+    def changed(figures: list, shown: dict | None) -> list:
+        """The figures to send (:func:`only_changed`), then what the page shows."""
+        out, shown = only_changed(figures, shown, dash.no_update)
+        return [*out, shown]
+
+    def with_style(fig, hidden: bool, shown: dict | None) -> tuple:
+        """A figure hidden when it has nothing to show; its style follows it."""
+        out, shown = only_changed([fig], shown, dash.no_update)
+        style = dash.no_update if out[0] is dash.no_update else ({"display": "none"} if hidden else {})
+        return out[0], style, shown
+
+    @app.callback(Output("claims", "figure"), Output("claims", "style"), Output("drawn-claims", "data"),
+                  Input("version", "data"), State("drawn-claims", "data"))
+    def _claims(version, shown):
         """The sealed claims' verdicts; the figure is hidden when no claims are sealed."""
         from .ledger import claims_figure
 
         view = views.get(version)
         fig = claims_figure(run_dir, view.df, view.specs, view.results)
-        return fig, ({"display": "none"} if fig.layout.meta.get("empty") else {})
+        return with_style(fig, fig.layout.meta.get("empty"), shown)
 
-    @app.callback(Output("robustness", "figure"), Output("robustness", "style"), Input("version", "data"),
-                  Input("choice", "value"))
-    def _robustness(version, choice):
+    @app.callback(Output("robustness", "figure"), Output("robustness", "style"), Output("drawn-robustness", "data"),
+                  Input("version", "data"), Input("choice", "value"), State("drawn-robustness", "data"))
+    def _robustness(version, choice, shown):
         """Every model's accuracy on the evaluation sets; hidden when the study scored none."""
         from .robustness import robustness_figure, robustness_of, study_tau
 
@@ -205,8 +180,8 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         spec = view.spec(choice)
         rob = None if spec is None else robustness_of(view.df, spec, view.results, study_tau(run_dir))
         if rob is None:
-            return empty_figure("robustness", "no evaluation sets"), {"display": "none"}
-        return robustness_figure(rob), {}
+            return with_style(empty_figure("robustness", "no evaluation sets"), True, shown)
+        return with_style(robustness_figure(rob), False, shown)
 
     @app.callback(Output("filter-values", "options"), Output("filter-values", "value"),
                   Input("filter-column", "value"), State("version", "data"))
@@ -225,52 +200,62 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
 
     @app.callback(Output("winshares", "figure"), Output("distribution", "figure"), Output("differences", "figure"),
                   Output("sigma", "figure"), Output("seed-distribution", "figure"), Output("seeds", "figure"),
-                  Output("problems", "figure"),
+                  Output("problems", "figure"), Output("drawn-comparison", "data"),
                   Input("version", "data"), Input("choice", "value"), Input("task", "value"),
-                  Input("filter-column", "value"), Input("filter-values", "value"))
-    def _comparison(version, choice, task, column, values):
+                  Input("filter-column", "value"), Input("filter-values", "value"), State("drawn-comparison", "data"))
+    def _comparison(version, choice, task, column, values, shown):
         view = views.get(version)
         df = _rows(view, task, column, values)
         spec = view.spec(choice)
         if spec is None:
             empty = F.empty_figure("winshares", "this run directory names no comparisons")
-            return (empty, F.empty_figure("distribution", ""), F.empty_figure("differences", ""), F.empty_figure("sigma", ""),
-                    F.seed_distribution_figure(df, None), F.seeds_figure(df, view.results), F.problems_figure(df))
+            return changed([empty, F.empty_figure("distribution", ""), F.empty_figure("differences", ""),
+                            F.empty_figure("sigma", ""), F.seed_distribution_figure(df, None),
+                            F.seeds_figure(df, view.results), F.problems_figure(df)], shown)
         by_task, _ = views.selection(view, spec, df, (choice, task, column, tuple(values or ())))
-        return (F.winshares_figure(by_task, spec), F.distribution_figure(by_task, spec),
-                F.differences_figure(by_task, spec), F.sigma_figure(by_task, spec),
-                F.seed_distribution_figure(df, spec), F.seeds_figure(df, view.results), F.problems_figure(df))
+        return changed([F.winshares_figure(by_task, spec), F.distribution_figure(by_task, spec),
+                        F.differences_figure(by_task, spec), F.sigma_figure(by_task, spec),
+                        F.seed_distribution_figure(df, spec), F.seeds_figure(df, view.results),
+                        F.problems_figure(df)], shown)
 
     @app.callback(Output("evp", "figure"), Output("dominance", "figure"), Output("parallel", "figure"),
+                  Output("drawn-insights", "data"),
                   Input("version", "data"), Input("choice", "value"), Input("task", "value"),
-                  Input("filter-column", "value"), Input("filter-values", "value"), Input("parallel-color", "value"))
-    def _insights(version, choice, task, column, values, color):
+                  Input("filter-column", "value"), Input("filter-values", "value"), Input("parallel-color", "value"),
+                  State("drawn-insights", "data"))
+    def _insights(version, choice, task, column, values, color, shown):
         view = views.get(version)
         spec = view.spec(choice)
         if spec is None:
             why = "this run directory names no comparisons"
-            return (F.empty_figure("evp", why), F.empty_figure("dominance", why), F.empty_figure("parallel", why))
+            return changed([F.empty_figure("evp", why), F.empty_figure("dominance", why),
+                            F.empty_figure("parallel", why)], shown)
         df = _rows(view, task, column, values)
         _, stats = views.selection(view, spec, df, (choice, task, column, tuple(values or ())))
-        return SF.evp_figure(stats), SF.dominance_figure(stats), SF.parallel_figure(stats, color or "score")
+        return changed([SF.evp_figure(stats), SF.dominance_figure(stats), SF.parallel_figure(stats, color or "score")],
+                       shown)
 
     @app.callback(Output("importance", "figure"), Output("importance-poll", "disabled"),
+                  Output("drawn-importance", "data"),
                   Input("version", "data"), Input("choice", "value"), Input("task", "value"),
                   Input("filter-column", "value"), Input("filter-values", "value"),
-                  Input("importance-poll", "n_intervals"))
-    def _importance(version, choice, task, column, values, _):
+                  Input("importance-poll", "n_intervals"), State("drawn-importance", "data"))
+    def _importance(version, choice, task, column, values, _, shown):
         """Started in the background; polled every half second until it is done."""
         view = views.get(version)
         spec = view.spec(choice)
         if spec is None:
-            return F.empty_figure("importance", "this run directory names no comparisons"), True
+            fig, shown = changed([F.empty_figure("importance", "this run directory names no comparisons")], shown)
+            return fig, True, shown
         df = _rows(view, task, column, values)
         future = views.importance_of(version, view, spec, df, (choice, task, column, tuple(values or ())))
         if not future.done():
             fig = F.empty_figure("importance", f"{spec.name}: computing the importance of the hyperparameters …")
             fig.layout.meta = {"id": "importance", "empty": True, "pending": True}
-            return fig, False
-        return SF.importance_figure(future.result(), spec.name), True
+            fig, shown = changed([fig], shown)
+            return fig, False, shown
+        fig, shown = changed([SF.importance_figure(future.result(), spec.name)], shown)
+        return fig, True, shown
 
     @app.callback(Output("trials", "options"), Output("trials", "value"), Input("choice", "value"),
                   Input("version", "data"), Input("trials", "search_value"), State("trials", "value"))
@@ -287,13 +272,13 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         value = current if current and trigger == "version" else F.default_trials(view.df, view.spec(choice))
         return trial_options(view.df, search, value), value
 
-    @app.callback(Output("curves", "figure"), Output("confusion", "figure"), Input("trials", "value"),
-                  Input("version", "data"))
-    def _single(keys, version):
+    @app.callback(Output("curves", "figure"), Output("confusion", "figure"), Output("drawn-single", "data"),
+                  Input("trials", "value"), Input("version", "data"), State("drawn-single", "data"))
+    def _single(keys, version, shown):
         view = views.get(version)
         keys = keys or []
-        return (F.curves_figure(view.epochs, view.df, keys),
-                F.confusion_figure(view.confusion, view.df, keys))
+        return changed([F.curves_figure(view.epochs, view.df, keys), F.confusion_figure(view.confusion, view.df, keys)],
+                       shown)
 
     return app
 

@@ -39,11 +39,12 @@ from plotly.subplots import make_subplots
 
 from study.store import RunDir
 
-from .figurekit import TABLE_MARGIN, empty_figure, option_color, table_height
+from .figurekit import TABLE_MARGIN, empty_figure, fast_figure, option_color, table_height
 from .imported import ComparisonSpec
 from .paired import Comparison
 from .report import as_categories, compare_spec, comparisons_of
 from .seeds import option_distributions, seed_spreads
+from .violins import violin_traces
 
 __all__ = ["FIGURE_IDS", "RunView", "load_view", "compare_view", "progress_figure",
            "distribution_figure", "differences_figure", "winshares_figure", "sigma_figure", "seeds_figure",
@@ -178,28 +179,16 @@ def distribution_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fi
     if not by_task or not any(c.n for c in by_task.values()):
         return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")
     options = next(iter(by_task.values())).options
-    fig = go.Figure()
-    medians: dict[str, dict[str, float]] = {}
-    for o in options:
-        xs, ys = [], []
-        for task, c in by_task.items():
-            v = np.asarray(c.scores(o), dtype=float)
-            xs.append(np.full(len(v), task, dtype=object))
-            ys.append(v)
-            if len(v):
-                medians.setdefault(task, {})[o] = float(np.median(v))
-        # arrays, not lists: plotly checks a list element by element, which at
-        # 25,000 configurations is a large part of a dashboard refresh; the
-        # scores then reach the page as a typed array
-        xs, ys = (np.concatenate(xs), np.concatenate(ys)) if xs else (np.array([], dtype=object), np.array([]))
-        fig.add_violin(x=xs, y=ys, name=str(o), legendgroup=str(o), box_visible=True, meanline_visible=False,
-                       points="all" if len(ys) <= 400 else False, line_color=option_color(options, o), meta=str(o),
-                       hovertemplate="%{x}<br>" + str(o) + ": %{y:.4f}<extra></extra>")
-    fig.update_layout(violinmode="group", title=f"{spec.name}: scores of the paired configurations<br><sup>mean over seeds; "
-                            "the values win shares and Δ are computed from</sup>", yaxis_title=next(iter(by_task.values())).score,
-                      meta={"id": fig_id, "choice": spec.choice, "medians": medians,
-                            "n": {t: c.n for t, c in by_task.items()}})
-    return fig
+    tasks = list(by_task)
+    samples = {o: {t: np.asarray(c.scores(o), dtype=float) for t, c in by_task.items()} for o in options}
+    medians = {t: {o: float(np.median(samples[o][t])) for o in options if len(samples[o][t])} for t in tasks}
+    data, xaxis = violin_traces(samples, options, tasks, {o: option_color(options, o) for o in options})
+    layout = {"title": {"text": f"{spec.name}: scores of the paired configurations<br><sup>mean over seeds; "
+                                "the values win shares and Δ are computed from</sup>"},
+              "xaxis": xaxis, "yaxis": {"title": {"text": next(iter(by_task.values())).score}},
+              "meta": {"id": fig_id, "choice": spec.choice, "medians": medians,
+                       "n": {t: c.n for t, c in by_task.items()}}}
+    return fast_figure(data, layout)
 
 
 def differences_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: str = "differences"

@@ -152,7 +152,11 @@ def parallel_table(df: pd.DataFrame, spec: ComparisonSpec, by_task: dict[str, Co
         labels = np.sort(table.index.to_numpy(dtype=object).astype(str))
         shown = labels
         if len(labels) > max_configs:
-            shown = np.sort(np.random.default_rng(seed).choice(labels, max_configs, replace=False))
+            # the configurations with the smallest seeded hashes of their labels: a new
+            # configuration joins only if its hash is among them, so the lines of a running
+            # study stay the same from one refresh to the next
+            hashed = pd.util.hash_array(labels, hash_key=f"{seed:016d}")
+            shown = np.sort(labels[np.argsort(hashed, kind="stable")[:max_configs]])
         keep = table[table.index.astype(str).isin(shown)]
         values = keep.to_numpy(dtype=float)
         better = values if c.mode == "max" else -values

@@ -213,13 +213,17 @@ def parallel_figure(stats: ChoiceStats, color: str = "score", fig_id: str = "par
         line = {"color": codes, "colorscale": scale, "cmin": -0.5, "cmax": k - 0.5, "showscale": True,
                 "colorbar": {"title": {"text": "winner"}, "tickvals": list(range(k)), "ticktext": options}}
     counts = {t: stats.parallel_configs[t] for t in tasks}
-    shown = "; ".join(f"{t or 'all'}: {a} of {b}" for t, (a, b) in counts.items())
+    # the shown count only, not the paired one: the figure then stays the same while a study adds
+    # configurations outside the sample, and the page need not redraw its WebGL canvas
+    shown = "; ".join(f"{t or 'all'}: {'all ' if a == b else ''}{a}" for t, (a, b) in counts.items())
     by = "the mean score over seeds" if color == "score" else "the configuration's winning option"
     layout = {"height": 560, "margin": {"l": 90, "r": 90, "t": 150, "b": 40},
               "title": {"text": f"{spec.name}: the configurations<br><sup>one line per configuration and option, "
-                                f"coloured by {by}; paired configurations shown: {shown}</sup>"},
+                                f"coloured by {by}; paired configurations shown: {shown}"
+                                + (f" (a fixed sample of at most {max(a for a, _ in counts.values())}, by a seeded hash of "
+                                   "their labels)" if any(a < b for a, b in counts.values()) else "") + "</sup>"},
               "meta": {"id": fig_id, "choice": spec.choice, "color": color,
-                       "parallel": {t: {"configurations": list(c)} for t, c in counts.items()},
+                       "parallel": {t: {"shown": c[0]} for t, c in counts.items()},
                        "axes": [d["label"] for d in dims]}}
     data = [{"type": "parcoords", "dimensions": dims, "line": line, "labelangle": -20, "meta": {"choice": spec.choice}}]
     return fast_figure(data, layout)

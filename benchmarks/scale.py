@@ -27,6 +27,10 @@ that size on this machine, against targets and against bare Ray Tune:
 Usage::
 
     .venv/bin/python benchmarks/scale.py [--trials 50000] [--peer 10000] [--json benchmarks/results/scale-DATE.json]
+
+A run with ``--keep DIR`` leaves the finished study in DIR; a later run with
+``--reuse DIR --phases commands,dashboard`` measures on it without the half
+hour of running it again (the dashboard phase grows it by one configuration).
 """
 
 from __future__ import annotations
@@ -296,6 +300,8 @@ def main() -> None:
     parser.add_argument("--peer", type=int, default=10_000, help="trials of the bare-Tune comparison (even)")
     parser.add_argument("--cpus", type=int, default=os.cpu_count(), help="CPUs of the local Ray (parallel slots)")
     parser.add_argument("--keep", help="keep the full study's run directory here")
+    parser.add_argument("--reuse", help="measure on this finished run directory (one an earlier run kept with "
+                                        "--keep) instead of running the study again; --trials is then its size")
     parser.add_argument("--json", help="also write the figures to this JSON file")
     parser.add_argument("--phases", default="study,commands,dashboard,peers,limits",
                         help="which measurements to run (the study always runs first when any needs it)")
@@ -304,16 +310,29 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     space = folder / "scale.yaml"
     space.write_text(SPACE.format(samples=args.trials // 2))
-    out = Path(args.keep) if args.keep else folder / "run"
+    out = Path(args.reuse or args.keep or folder / "run")
     figures: dict = {"slots": args.cpus, "machine": f"{os.cpu_count()} cores", "phases": args.phases}
     phases = set(args.phases.split(","))
-    figures["study"] = full_study(space, out, args.cpus)
-    s = figures["study"]
-    print(f"full study: {s['trials']} trials ({s['ok']} ok) in {s['wall_s']:.0f} s, {s['trials_per_s']:.1f} trials/s; "
-          f"per tenth {[round(r, 1) for r in s['per_tenth_trials_per_s']]}; {s['shards']} shards, "
-          f"{s['parts_left']} parts left")
-    targets = [("trials/s, last tenth / first tenth", s["last_over_first"], ">=", 0.9),
-               ("driver peak RSS, MB", s["peak_rss_mb"], "<=", 1024)]
+    targets = []
+    if args.reuse:
+        from study.store import RunDir
+
+        planned = RunDir(out).manifest().get("n_trials")
+        if not planned:
+            raise SystemExit(f"--reuse {out}: not a finished run directory of this benchmark (no n_trials in its "
+                             "manifest.json); give the folder an earlier run kept with --keep")
+        args.trials = int(planned) - int(planned) % 2
+        space.write_text(SPACE.format(samples=args.trials // 2))
+        figures["study"] = {"reused": str(out), "trials": int(planned)}
+        print(f"reusing {out}: {planned} trials (the study's own figures are those of the run that kept it)")
+    else:
+        figures["study"] = full_study(space, out, args.cpus)
+        s = figures["study"]
+        print(f"full study: {s['trials']} trials ({s['ok']} ok) in {s['wall_s']:.0f} s, {s['trials_per_s']:.1f} "
+              f"trials/s; per tenth {[round(r, 1) for r in s['per_tenth_trials_per_s']]}; {s['shards']} shards, "
+              f"{s['parts_left']} parts left")
+        targets += [("trials/s, last tenth / first tenth", s["last_over_first"], ">=", 0.9),
+                    ("driver peak RSS, MB", s["peak_rss_mb"], "<=", 1024)]
     if "commands" in phases:
         c = figures["commands"] = commands(space, out, args.cpus)
         print(f"{c['disk_mb']:.1f} MB on disk")

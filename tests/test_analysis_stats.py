@@ -472,3 +472,51 @@ def test_ks_test_equals_exact_enumeration_of_group_assignments():
         total += 1
         count += d_stat(pooled[mask], pooled[~mask]) >= D - 1e-12
     assert total == math.comb(13, 6) and p == pytest.approx(count / total)
+
+
+# ------------------------------------------------------------------ violins
+
+@pytest.mark.parametrize("n", [7, 400, 25_000])
+def test_violin_density_is_the_gaussian_kde_with_plotlys_bandwidth(n):
+    """The drawn shape against scipy's exact kernel density (a different
+    implementation: a sum over every score), with the bandwidth computed by
+    hand from Plotly's rule; the box against numpy and a by-hand whisker."""
+    from scipy.stats import gaussian_kde
+
+    from analysis.violins import bandwidth, box_stats, density
+
+    v = np.random.default_rng(n).normal(0.8, 0.02, n) ** 3       # skewed
+    q1, q3 = np.percentile(v, 25), np.percentile(v, 75)
+    by_hand = max(1.059 * min(v.std(ddof=1), (q3 - q1) / 1.349) / n ** 0.2, (v.max() - v.min()) / 100)
+    bw = bandwidth(v)
+    assert bw == pytest.approx(by_hand, rel=1e-12)
+    t, f = density(v, bw)
+    assert t[0] == pytest.approx(v.min() - 2 * bw) and t[-1] == pytest.approx(v.max() + 2 * bw)
+    assert np.diff(t).max() <= bw / 3 + 1e-15
+    exact = gaussian_kde(v, bw_method=bw / v.std(ddof=1))(t)
+    assert np.abs(f - exact).max() <= 1e-3 * exact.max()
+    s = box_stats(v)
+    assert (s["q1"], s["median"], s["q3"], s["n"]) == (q1, np.median(v), q3, n)
+    below = sorted(x for x in v if x >= q1 - 1.5 * (q3 - q1))[0]
+    above = sorted(x for x in v if x <= q3 + 1.5 * (q3 - q1))[-1]
+    assert (s["lowerfence"], s["upperfence"]) == (below, above)
+
+
+def test_violin_traces_place_each_task_and_option_and_draw_few_scores():
+    from analysis.violins import POINTS_UP_TO, violin_traces
+
+    rng = np.random.default_rng(1)
+    samples = {"a": {"t1": rng.random(10), "t2": rng.random(POINTS_UP_TO + 1)},
+               "b": {"t1": rng.random(5), "t2": np.full(3, 0.5)}}        # a constant violin: its box only
+    data, xaxis = violin_traces(samples, ["a", "b"], ["t1", "t2"], {"a": "#1f77b4", "b": "#d62728"})
+    assert xaxis["ticktext"] == ["t1", "t2"] and xaxis["tickvals"] == [0, 1]
+    parts = {(t["meta"]["part"], t["name"]): t for t in data}
+    assert set(parts) == {("violin", "a"), ("violin", "b"), ("box", "a"), ("box", "b"), ("points", "a"),
+                          ("points", "b")}
+    assert parts["box", "a"]["x"] == pytest.approx([-0.2, 0.8]) and parts["box", "b"]["x"] == pytest.approx([0.2, 1.2])
+    assert parts["box", "b"]["meta"]["n"] == [5, 3] and parts["box", "b"]["median"][1] == 0.5
+    assert sorted(parts["points", "a"]["y"]) == sorted(samples["a"]["t1"])     # t2 has too many to draw
+    assert sorted(parts["points", "b"]["y"]) == sorted(np.concatenate([samples["b"]["t1"], samples["b"]["t2"]]))
+    outline = parts["violin", "b"]["x"]
+    assert np.isnan(outline).sum() == 1                  # one polygon: the constant violin has none
+    assert np.nanmin(outline) >= 0.2 - 0.18 and np.nanmax(outline) <= 0.2 + 0.18   # within its slot

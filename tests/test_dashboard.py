@@ -150,16 +150,30 @@ def assert_matches_compare(page: Page, df, choice: str, suffix: str = "", **kwar
             assert y == pytest.approx(by_task[task].shares[trace["name"]], abs=1e-12)
     assert {t["name"] for t in shares["data"]} == set(next(iter(by_task.values())).options)
     dist = page.figure(f"distribution{suffix}")
-    for trace in dist["data"]:
-        for task in set(trace["x"]):
-            ys = [y for x, y in zip(trace["x"], trace["y"]) if x == task]
-            assert np.median(ys) == pytest.approx(np.median(by_task[task].scores(trace["name"])), abs=1e-12)
+    boxes = [t for t in dist["data"] if t["meta"]["part"] == "box"]
+    assert {t["name"] for t in boxes} == set(next(iter(by_task.values())).options)
+    for trace in boxes:                         # each violin's box: the statistics of all its scores
+        assert sorted(trace["meta"]["tasks"]) == sorted(by_task)
+        for task, median, q1, n in zip(trace["meta"]["tasks"], trace["median"], trace["q1"], trace["meta"]["n"]):
+            scores = by_task[task].scores(trace["name"])
+            assert (median, q1, n) == (pytest.approx(np.median(scores), abs=1e-12),
+                                       pytest.approx(np.quantile(scores, 0.25), abs=1e-12), len(scores))
+    for trace in (t for t in dist["data"] if t["meta"]["part"] == "points"):   # a few scores: drawn as well
+        assert sorted(trace["y"]) == pytest.approx(sorted(np.concatenate(
+            [by_task[t].scores(trace["name"]) for t in by_task])), abs=1e-12)
     diffs = page.figure(f"differences{suffix}")
     medians = [t for t in diffs["data"] if isinstance(t.get("meta"), dict) and "median_delta" in t["meta"]]
     assert medians
     for t in medians:
         c = by_task[t["meta"]["task"]]
         assert t["x"][0] == pytest.approx(c.delta[t["meta"]["median_delta"]], abs=1e-12)
+
+
+#: No Dash callback in flight.
+IDLE = "() => !document.querySelector('[data-dash-is-loading=\"true\"]')"
+#: The distribution figure shows n violins (one per option).
+VIOLINS = """n => { const gd = document.querySelector('#distribution .js-plotly-plot');
+                    return gd && gd.data.filter(t => t.meta && t.meta.part === 'violin').length === n; }"""
 
 
 def select(page: Page, dropdown: str, value: str) -> None:
@@ -187,13 +201,12 @@ def test_the_dashboard_shows_the_numbers_of_analysis_and_follows_a_running_study
 
     # the choice selector redraws the comparison figures
     select(page, "choice", "optimizer")
-    page.wait("() => { const gd = document.querySelector('#distribution .js-plotly-plot');"
-              " return gd && gd.data.length === 3; }")
-    assert [t["name"] for t in page.figure("distribution")["data"]] == ["adam", "nadam", "sgd"]
+    page.wait(VIOLINS, 3)
+    assert [t["name"] for t in page.figure("distribution")["data"] if t["meta"]["part"] == "violin"] \
+        == ["adam", "nadam", "sgd"]
     assert_matches_compare(page, df, "optimizer")
     select(page, "choice", "classifier")
-    page.wait("() => { const gd = document.querySelector('#distribution .js-plotly-plot');"
-              " return gd && gd.data.length === 2; }")
+    page.wait(VIOLINS, 2)
 
     # a filter on another hyperparameter narrows the paired configurations
     n_all = page.figure("winshares")["meta"]["n"]
@@ -204,11 +217,21 @@ def test_the_dashboard_shows_the_numbers_of_analysis_and_follows_a_running_study
               arg=list(n_all.values())[0])
     assert_matches_compare(page, df[df.dropout == "none"], "classifier")
 
-    # a trial stored after the page opened appears without a reload
+    # a trial stored after the page opened appears without a reload; a figure it leaves as it
+    # was (the claims: none are sealed) is not sent and drawn again
     before = page.page.evaluate("performance.getEntriesByType('navigation').length")
+    page.page.evaluate("""ids => { window.drawn = {}; for (const id of ids) { window.drawn[id] = 0;
+        document.querySelector('#' + id + ' .js-plotly-plot').on('plotly_afterplot', () => { window.drawn[id]++; }); } }""",
+                       ["progress", "claims"])
     write_synthetic_run(out, STUDY)
     page.wait("n => document.getElementById('summary').innerText.startsWith(n + ' of ')", arg=TOTAL)
+    page.wait(IDLE)
     assert page.figure("progress")["meta"]["stored"] == TOTAL
+    new = analysis.load(out)
+    assert page.figure("problems")["meta"]["count"] == int((new[new.dropout == "none"].status != "ok").sum())
+    assert page.figure("claims")["meta"]["empty"] is True
+    drawn = page.page.evaluate("window.drawn")
+    assert drawn["progress"] >= 1 and drawn["claims"] == 0, drawn
     assert page.page.evaluate("performance.getEntriesByType('navigation').length") == before
     assert page.errors == []
     page.close()

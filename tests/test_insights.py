@@ -205,7 +205,7 @@ def test_the_dashboard_grows_importance_forests_in_the_background(tmp_path, monk
     computed and returned; the importance arrives later through its Future."""
     import threading
 
-    import analysis.dashboard as D
+    import analysis.liveview as D
     from tests.rundirs import write_synthetic_run
     from tests.test_dashboard import KNOWN
 
@@ -228,3 +228,34 @@ def test_the_dashboard_grows_importance_forests_in_the_background(tmp_path, monk
     release.set()
     result = future.result(timeout=60)
     assert max(result["synthetic"].importance, key=result["synthetic"].importance.get) == "optimizer"
+
+
+def test_the_parallel_sample_keeps_its_configurations_while_a_study_adds_others():
+    """At most ``max_configs`` configurations per task are drawn; a new one
+    joins the sample only in place of another (then the sample is the old one
+    with one label swapped), so a running study's lines stay where they are."""
+    from analysis.insights import parallel_table
+    from analysis.paired import compare_tasks
+
+    rng = np.random.default_rng(3)
+    rows = [{"task": "t", "config_id": f"c{i:03d}", "choice": "opt", "option": o, "seed": 1, "status": "ok",
+             "opt": o, "units": int(rng.integers(1, 9)), "test_score": rng.normal(0.8, 0.02)}
+            for i in range(60) for o in ("a", "b")]
+    spec = ComparisonSpec("opt", "opt", ["a", "b"])
+
+    def shown(df):
+        tables, counts, _ = parallel_table(df, spec, compare_tasks(df, "opt"), max_configs=20)
+        assert counts["t"] == (20, df.config_id.nunique())
+        return set(tables["t"]["configuration"])
+
+    before, grown = shown(pd.DataFrame(rows)), pd.DataFrame(rows)
+    assert shown(pd.DataFrame(rows[::-1])) == before                      # the row order does not matter
+    joined = 0
+    for i in range(60, 100):                                             # one configuration at a time
+        grown = pd.concat([grown, pd.DataFrame([{**rows[0], "config_id": f"c{i:03d}", "option": o, "opt": o}
+                                                 for o in ("a", "b")])], ignore_index=True)
+        after = shown(grown)
+        assert len(after - before) <= 1 and len(before - after) == len(after - before)
+        joined += len(after - before)
+        before = after
+    assert 0 < joined < 20                                               # some joined, most stayed

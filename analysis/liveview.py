@@ -1,0 +1,87 @@
+"""The live dashboard's state: one view of the run directory per signature.
+
+A refresh reads only the files that changed (:class:`study.shards.Cached`);
+the statistics of a selection are computed once per view and shared by the
+figures that show them; the importance forests grow in a background thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+from study.shards import Cached
+from study.store import RunDir
+
+from . import figures as F
+from .insights import choice_stats, importance_by_task
+
+__all__ = ["Views", "signature", "REFIT_S"]
+
+#: The importance forests are refit at least this often while rows change.
+REFIT_S = 30.0
+
+
+def signature(run_dir: str | Path) -> str:
+    """Changes whenever a trial is stored, the directory is compacted or the
+    driver's progress file is rewritten (the store's :meth:`RunDir.signature`)."""
+    return RunDir(run_dir).signature()
+
+
+class Views:
+    """One :class:`~analysis.figures.RunView` per directory signature, shared by callbacks."""
+
+    def __init__(self, run_dir: str) -> None:
+        self.run_dir = run_dir
+        self.cached = Cached(RunDir(run_dir))          # a refresh reads only the files that changed
+        self.lock = threading.Lock()
+        self.key: str | None = None
+        self.view: F.RunView | None = None
+        self.computed: dict[tuple, tuple] = {}          # selection -> (by_task, ChoiceStats), this view only
+        self.compute_lock = threading.Lock()
+        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-importance")
+        self.importance: dict[tuple, Future] = {}
+        self.importance_last: dict[tuple, tuple[int, float, Future]] = {}    # selection -> (rows, when, forests)
+
+    def get(self, key: str | None = None) -> F.RunView:
+        with self.lock:
+            key = key or signature(self.run_dir)
+            if self.view is None or key != self.key:
+                self.view = F.load_view(self.run_dir, cached=self.cached)
+                self.key = key
+                self.computed = {}
+            return self.view
+
+    def selection(self, view: F.RunView, spec, df, selection: tuple) -> tuple:
+        """(by_task, ChoiceStats) of ``spec`` on the selected rows ``df``, computed once per view."""
+        with self.compute_lock:
+            computed = self.computed if view is self.view else {}
+            if selection not in computed:
+                by_task = F.compare_view(view, spec, df)
+                computed[selection] = (by_task, choice_stats(df, spec, by_task, view.results))
+            return computed[selection]
+
+    def importance_of(self, version: str | None, view: F.RunView, spec, df, selection: tuple) -> Future:
+        """The importance of ``spec`` on ``df`` per task, computing in the background.
+
+        The forests are grown again when the selection's rows changed by at
+        least 1% (and by one row at least) or :data:`REFIT_S` seconds passed
+        since they were: a study of 50,000 trials stores one every few
+        milliseconds, and one more row does not move a forest fitted on a
+        seeded subsample of 2,000 per task."""
+        key = (version, selection)
+        with self.compute_lock:
+            if key not in self.importance:
+                if len(self.importance) > 32:
+                    self.importance = {k: f for k, f in self.importance.items() if not f.done()}
+                last = self.importance_last.get(selection)
+                if (last is not None and last[2].done() and time.monotonic() - last[1] < REFIT_S
+                        and abs(len(df) - last[0]) < max(1.0, 0.01 * last[0])):
+                    self.importance[key] = last[2]
+                else:
+                    future = self.background.submit(importance_by_task, df, spec, view.results)
+                    self.importance[key] = future
+                    self.importance_last[selection] = (len(df), time.monotonic(), future)
+            return self.importance[key]
