@@ -120,9 +120,10 @@ def load_view(run_dir: str | Path, *, epochs: bool = True, cached=None) -> RunVi
 
 
 def compare_view(view: RunView, spec: ComparisonSpec, df: pd.DataFrame | None = None, *,
-                 n_bootstrap: int = 1000, seed: int = 0) -> dict[str, Comparison]:
+                 n_bootstrap: int = 1000, seed: int = 0, paired: tuple | None = None) -> dict[str, Comparison]:
     """The comparison ``spec`` per task, as the report's tables compute it."""
-    return compare_spec(view.df if df is None else df, spec, view.results, n_bootstrap=n_bootstrap, seed=seed)
+    return compare_spec(view.df if df is None else df, spec, view.results, n_bootstrap=n_bootstrap, seed=seed,
+                        paired=paired)
 
 
 def _clock(seconds: float) -> str:

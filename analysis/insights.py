@@ -38,7 +38,7 @@ from .paired import Comparison
 from .pairing import RESULT_COLUMNS, PairedRows, by_config, paired_rows
 from .report import rows_where
 
-__all__ = ["EVPCurve", "ChoiceStats", "choice_stats", "Computed", "compute", "ImportanceGroup",
+__all__ = ["EVPCurve", "ChoiceStats", "choice_stats", "paired_of", "Computed", "compute", "ImportanceGroup",
            "importance_groups", "start_importance", "evp_curves", "importance_by_task", "parallel_table", "hyperparameters",
            "comparison_rows", "IMPORTANCE_ROWS", "IMPORTANCE_TREES", "PARALLEL_CONFIGS"]
 
@@ -205,12 +205,19 @@ def importance_key(df: pd.DataFrame, spec: ComparisonSpec) -> tuple:
     return (repr(sorted(spec.where.items())), spec.choice if by_config(df, spec.choice) else None)
 
 
+def paired_of(df: pd.DataFrame, spec: ComparisonSpec, results=()) -> tuple[PairedRows, list[str]]:
+    """The paired rows of ``spec`` among ``df``'s rows its filter keeps: what
+    :func:`analysis.report.compare_spec` and :func:`choice_stats` both start from."""
+    return _rows(rows_where(df, spec.where), spec, results)
+
+
 def choice_stats(df: pd.DataFrame, spec: ComparisonSpec, by_task: dict[str, Comparison], results=(), *,
-                 n_bootstrap: int = 1000, seed: int = 0) -> ChoiceStats:
+                 n_bootstrap: int = 1000, seed: int = 0, paired: tuple | None = None) -> ChoiceStats:
     """evp, dominance and parallel of one comparison (importance, slower and
-    shared between comparisons of the same rows, is :func:`importance_by_task`)."""
+    shared between comparisons of the same rows, is :func:`importance_by_task`);
+    ``paired``: :func:`paired_of` of the same arguments, if computed already."""
     df = rows_where(df, spec.where)
-    paired = _rows(df, spec, results)
+    paired = paired or _rows(df, spec, results)
     stats = ChoiceStats(spec)
     stats.evp = evp_curves(df, spec, results, rows=paired)
     stats.dominance = {t: dominance(c, confidence=c.confidence, n_bootstrap=n_bootstrap, seed=seed)

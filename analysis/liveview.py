@@ -16,7 +16,7 @@ from study.shards import Cached
 from study.store import RunDir
 
 from . import figures as F
-from .insights import choice_stats, importance_by_task
+from .insights import choice_stats, importance_by_task, paired_of
 
 __all__ = ["Views", "signature", "REFIT_S"]
 
@@ -59,8 +59,9 @@ class Views:
         with self.compute_lock:
             computed = self.computed if view is self.view else {}
             if selection not in computed:
-                by_task = F.compare_view(view, spec, df)
-                computed[selection] = (by_task, choice_stats(df, spec, by_task, view.results))
+                paired = paired_of(df, spec, view.results)          # once, for both
+                by_task = F.compare_view(view, spec, df, paired=paired)
+                computed[selection] = (by_task, choice_stats(df, spec, by_task, view.results, paired=paired))
             return computed[selection]
 
     def importance_of(self, version: str | None, view: F.RunView, spec, df, selection: tuple) -> Future:

@@ -128,11 +128,13 @@ def compare(df: pd.DataFrame, choice: str, *, options: Sequence | None = None, s
 
 def compare_tasks(df: pd.DataFrame, choice: str, *, by: str = "task", options: Sequence | None = None,
                   score: str = "test_score", ignore: Iterable[str] = (), results: Iterable[str] = (),
-                  **kwargs) -> dict[str, Comparison]:
+                  paired: tuple | None = None, **kwargs) -> dict[str, Comparison]:
     """:func:`compare` per task (the paper's rows): task name -> Comparison,
-    tasks sorted by name. Rows without a task form the group ``""``."""
-    rows, options = paired_rows(df, choice, None if options is None else list(options), score,
-                                 tuple(ignore), tuple(results), by=by)
+    tasks sorted by name. Rows without a task form the group ``""``.
+    ``paired``: ``df``'s :func:`~analysis.pairing.paired_rows` with these
+    arguments, when the caller has them already (the dashboard)."""
+    rows, options = paired or paired_rows(df, choice, None if options is None else list(options), score,
+                                          tuple(ignore), tuple(results), by=by)
     groups, inverse = np.unique(rows.group.astype(str), return_inverse=True)
     return {str(g): _compare_rows(rows.take(inverse == i), choice, options, score, **kwargs)
             for i, g in enumerate(groups)}

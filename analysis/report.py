@@ -84,11 +84,12 @@ def as_categories(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def compare_spec(df: pd.DataFrame, spec: ComparisonSpec, results=(), *, n_bootstrap: int = 1000,
-                 seed: int = 0) -> dict[str, Comparison]:
+                 seed: int = 0, paired: tuple | None = None) -> dict[str, Comparison]:
     """The comparison ``spec`` per task on the rows its filter keeps: the one
-    computation behind the tables, the figures and the dashboard."""
+    computation behind the tables, the figures and the dashboard (``paired``:
+    those rows' :func:`analysis.insights.paired_of`, if computed already)."""
     return compare_tasks(rows_where(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
-                         results=list(results), n_bootstrap=n_bootstrap, seed=seed, mode=spec.mode)
+                         results=list(results), n_bootstrap=n_bootstrap, seed=seed, mode=spec.mode, paired=paired)
 
 
 def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap: int = 1000,
