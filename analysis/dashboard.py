@@ -198,25 +198,37 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
             where[column] = values
         return rows_where(view.df, where)
 
+    last_shown = {}     # the comparison the page showed last, computed as soon as the directory changes
+
+    def prepare(view) -> None:
+        if "selection" in last_shown:
+            choice, task, column, values = last_shown["selection"]
+            spec = view.spec(choice)
+            if spec is not None:
+                views.selection(view, spec, _rows(view, task, column, values), (choice, task, column, tuple(values or ())))
+
+    views.watch(min(0.05, interval_s / 4), 0.8 * interval_s, prepare)
+
     @app.callback(Output("winshares", "figure"), Output("distribution", "figure"), Output("differences", "figure"),
                   Output("sigma", "figure"), Output("seed-distribution", "figure"), Output("seeds", "figure"),
                   Output("problems", "figure"), Output("drawn-comparison", "data"),
                   Input("version", "data"), Input("choice", "value"), Input("task", "value"),
                   Input("filter-column", "value"), Input("filter-values", "value"), State("drawn-comparison", "data"))
-    def _comparison(version, choice, task, column, values, shown):
+    def _comparison(version, choice, task, column, values, drawn):
         view = views.get(version)
+        last_shown["selection"] = (choice, task, column, values)
         df = _rows(view, task, column, values)
         spec = view.spec(choice)
         if spec is None:
             empty = F.empty_figure("winshares", "this run directory names no comparisons")
             return changed([empty, F.empty_figure("distribution", ""), F.empty_figure("differences", ""),
                             F.empty_figure("sigma", ""), F.seed_distribution_figure(df, None),
-                            F.seeds_figure(df, view.results), F.problems_figure(df)], shown)
+                            F.seeds_figure(df, view.results), F.problems_figure(df)], drawn)
         by_task, _ = views.selection(view, spec, df, (choice, task, column, tuple(values or ())))
         return changed([F.winshares_figure(by_task, spec), F.distribution_figure(by_task, spec),
                         F.differences_figure(by_task, spec), F.sigma_figure(by_task, spec),
                         F.seed_distribution_figure(df, spec), F.seeds_figure(df, view.results),
-                        F.problems_figure(df)], shown)
+                        F.problems_figure(df)], drawn)
 
     @app.callback(Output("evp", "figure"), Output("dominance", "figure"), Output("parallel", "figure"),
                   Output("drawn-insights", "data"),

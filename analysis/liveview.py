@@ -39,20 +39,54 @@ class Views:
         self.lock = threading.Lock()
         self.key: str | None = None
         self.view: F.RunView | None = None
+        self.superseded: dict[str, None] = {}          # keys of earlier views (an ordered set, the last 64)
+        self.loaded_at = 0.0
+        self.stopped = threading.Event()                # ends watch()
         self.computed: dict[tuple, tuple] = {}          # selection -> (by_task, ChoiceStats), this view only
         self.compute_lock = threading.Lock()
+        self.importance_lock = threading.Lock()         # apart: finding the forests never waits for a selection
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-importance")
         self.importance: dict[tuple, Future] = {}
         self.importance_last: dict[tuple, tuple[int, float, Future]] = {}    # selection -> (rows, when, forests)
 
     def get(self, key: str | None = None) -> F.RunView:
+        """The view of signature ``key`` (now, if None). A key older than the
+        view held (the page asks with the version of its last poll, and
+        :meth:`watch` may have read a newer one) gets the view held: it is newer."""
         with self.lock:
             key = key or signature(self.run_dir)
-            if self.view is None or key != self.key:
+            if self.view is None or (key != self.key and key not in self.superseded):
+                if self.key is not None:
+                    self.superseded[self.key] = None
+                    while len(self.superseded) > 64:
+                        self.superseded.pop(next(iter(self.superseded)))
                 self.view = F.load_view(self.run_dir, cached=self.cached)
                 self.key = key
+                self.loaded_at = time.monotonic()
                 self.computed = {}
             return self.view
+
+    def watch(self, every_s: float, gap_s: float, prepare) -> threading.Thread:
+        """Read the directory as soon as it changes, before the page asks.
+
+        A thread looks at the signature every ``every_s`` seconds; when it
+        changed and the view held is at least ``gap_s`` old (so a study storing
+        a trial every few milliseconds is read about as often as the page
+        polls, not more), it reads the new view and calls ``prepare(view)``,
+        which computes what the page will ask for (the statistics of the
+        selection it shows). The page's callbacks then find them computed.
+        An error here is left for the page's own callbacks, which raise it."""
+        def loop() -> None:
+            while not self.stopped.wait(every_s):
+                try:
+                    key = signature(self.run_dir)
+                    if key != self.key and time.monotonic() - self.loaded_at >= gap_s:
+                        prepare(self.get(key))
+                except Exception:  # noqa: BLE001 -- the callbacks report it, with the page's selection
+                    continue
+        thread = threading.Thread(target=loop, name="seedsweep-watch", daemon=True)
+        thread.start()
+        return thread
 
     def selection(self, view: F.RunView, spec, df, selection: tuple) -> tuple:
         """(by_task, ChoiceStats) of ``spec`` on the selected rows ``df``, computed once per view."""
@@ -73,7 +107,7 @@ class Views:
         milliseconds, and one more row does not move a forest fitted on a
         seeded subsample of 2,000 per task."""
         key = (version, selection)
-        with self.compute_lock:
+        with self.importance_lock:
             if key not in self.importance:
                 if len(self.importance) > 32:
                     self.importance = {k: f for k, f in self.importance.items() if not f.done()}

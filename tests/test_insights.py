@@ -230,6 +230,42 @@ def test_the_dashboard_grows_importance_forests_in_the_background(tmp_path, monk
     assert max(result["synthetic"].importance, key=result["synthetic"].importance.get) == "optimizer"
 
 
+def test_the_dashboard_reads_a_changed_directory_before_the_page_asks(tmp_path, monkeypatch):
+    """watch() reads the new view and computes the page's selection as soon as
+    a trial lands; the page's callbacks, asking with their poll's (older)
+    version, then get that view and those statistics without reading again."""
+    import time
+
+    import analysis.liveview as L
+    from tests.rundirs import write_synthetic_run
+    from tests.test_dashboard import STUDY, TOTAL
+
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY, only=TOTAL - 1)
+    real, loads = L.F.load_view, []
+    monkeypatch.setattr(L.F, "load_view", lambda *a, **k: loads.append(1) or real(*a, **k))
+    views = L.Views(str(out))
+    views.get()
+    polled = views.key                                  # what the page's last poll saw
+    prepared = []
+
+    def prepare(view):
+        prepared.append((view, views.selection(view, view.spec("classifier"), view.df, ("classifier",))))
+
+    views.watch(0.01, 0.0, prepare)
+    write_synthetic_run(out, STUDY)                     # the last trial lands
+    deadline = time.monotonic() + 60
+    while not any(len(v.df) == TOTAL for v, _ in prepared) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    views.stopped.set()
+    time.sleep(0.05)
+    view, (by_task, stats) = prepared[-1]
+    assert len(view.df) == TOTAL and len(loads) == 1 + len(prepared)
+    assert views.get(polled) is view and len(loads) == 1 + len(prepared)   # older: the newer view, not read again
+    assert views.selection(view, view.spec("classifier"), view.df, ("classifier",)) == (by_task, stats)
+    assert by_task["synthetic"].n == compare(view.df, "classifier").n > 0
+
+
 def test_the_parallel_sample_keeps_its_configurations_while_a_study_adds_others():
     """At most ``max_configs`` configurations per task are drawn; a new one
     joins the sample only in place of another (then the sample is the old one
