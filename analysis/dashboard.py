@@ -18,6 +18,7 @@ appears when they are done, without holding up the others.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 
@@ -135,13 +136,24 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         graph("problems"),
     ])
 
+    def computing(callback):
+        """A callback that reads the view: counted while it runs (the poll waits for it)."""
+        @functools.wraps(callback)
+        def run(*args):
+            with views.working():
+                return callback(*args)
+        return run
+
     @app.callback(Output("version", "data"), Input("tick", "n_intervals"), State("version", "data"))
     def _poll(_, current):
+        if views.busy:          # a refresh is being computed; the page would drop it for a newer one: the next poll
+            return dash.no_update
         key = signature(run_dir)
         return dash.no_update if key == current else key
 
     @app.callback(Output("progress", "figure"), Output("summary", "children"), Output("task", "options"),
                   Output("filter-column", "options"), Input("version", "data"))
+    @computing
     def _overview(version):
         view = views.get(version)
         s = F.progress_summary(view)
@@ -162,6 +174,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
 
     @app.callback(Output("claims", "figure"), Output("claims", "style"), Output("drawn-claims", "data"),
                   Input("version", "data"), State("drawn-claims", "data"))
+    @computing
     def _claims(version, shown):
         """The sealed claims' verdicts; the figure is hidden when no claims are sealed."""
         from .ledger import claims_figure
@@ -172,6 +185,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
 
     @app.callback(Output("robustness", "figure"), Output("robustness", "style"), Output("drawn-robustness", "data"),
                   Input("version", "data"), Input("choice", "value"), State("drawn-robustness", "data"))
+    @computing
     def _robustness(version, choice, shown):
         """Every model's accuracy on the evaluation sets; hidden when the study scored none."""
         from .robustness import robustness_figure, robustness_of, study_tau
@@ -185,6 +199,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
 
     @app.callback(Output("filter-values", "options"), Output("filter-values", "value"),
                   Input("filter-column", "value"), State("version", "data"))
+    @computing
     def _filter_values(column, version):
         view = views.get(version)
         if not column or column not in view.df:
@@ -205,7 +220,8 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
             choice, task, column, values = last_shown["selection"]
             spec = view.spec(choice)
             if spec is not None:
-                views.selection(view, spec, _rows(view, task, column, values), (choice, task, column, tuple(values or ())))
+                views.selection(spec, lambda v: _rows(v, task, column, values),
+                                (choice, task, column, tuple(values or ())))
 
     views.watch(min(0.05, interval_s / 4), 0.8 * interval_s, prepare)
 
@@ -214,17 +230,19 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
                   Output("problems", "figure"), Output("drawn-comparison", "data"),
                   Input("version", "data"), Input("choice", "value"), Input("task", "value"),
                   Input("filter-column", "value"), Input("filter-values", "value"), State("drawn-comparison", "data"))
+    @computing
     def _comparison(version, choice, task, column, values, drawn):
         view = views.get(version)
         last_shown["selection"] = (choice, task, column, values)
-        df = _rows(view, task, column, values)
         spec = view.spec(choice)
         if spec is None:
+            df = _rows(view, task, column, values)
             empty = F.empty_figure("winshares", "this run directory names no comparisons")
             return changed([empty, F.empty_figure("distribution", ""), F.empty_figure("differences", ""),
                             F.empty_figure("sigma", ""), F.seed_distribution_figure(df, None),
                             F.seeds_figure(df, view.results), F.problems_figure(df)], drawn)
-        by_task, _ = views.selection(view, spec, df, (choice, task, column, tuple(values or ())))
+        view, df, by_task, _ = views.selection(spec, lambda v: _rows(v, task, column, values),
+                                               (choice, task, column, tuple(values or ())))
         return changed([F.winshares_figure(by_task, spec), F.distribution_figure(by_task, spec),
                         F.differences_figure(by_task, spec), F.sigma_figure(by_task, spec),
                         F.seed_distribution_figure(df, spec), F.seeds_figure(df, view.results),
@@ -235,6 +253,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
                   Input("version", "data"), Input("choice", "value"), Input("task", "value"),
                   Input("filter-column", "value"), Input("filter-values", "value"), Input("parallel-color", "value"),
                   State("drawn-insights", "data"))
+    @computing
     def _insights(version, choice, task, column, values, color, shown):
         view = views.get(version)
         spec = view.spec(choice)
@@ -242,8 +261,8 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
             why = "this run directory names no comparisons"
             return changed([F.empty_figure("evp", why), F.empty_figure("dominance", why),
                             F.empty_figure("parallel", why)], shown)
-        df = _rows(view, task, column, values)
-        _, stats = views.selection(view, spec, df, (choice, task, column, tuple(values or ())))
+        *_, stats = views.selection(spec, lambda v: _rows(v, task, column, values),
+                                    (choice, task, column, tuple(values or ())))
         return changed([SF.evp_figure(stats), SF.dominance_figure(stats), SF.parallel_figure(stats, color or "score")],
                        shown)
 
@@ -252,6 +271,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
                   Input("version", "data"), Input("choice", "value"), Input("task", "value"),
                   Input("filter-column", "value"), Input("filter-values", "value"),
                   Input("importance-poll", "n_intervals"), State("drawn-importance", "data"))
+    @computing
     def _importance(version, choice, task, column, values, _, shown):
         """Started in the background; polled every half second until it is done."""
         view = views.get(version)
@@ -271,6 +291,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
 
     @app.callback(Output("trials", "options"), Output("trials", "value"), Input("choice", "value"),
                   Input("version", "data"), Input("trials", "search_value"), State("trials", "value"))
+    @computing
     def _trials(choice, version, search, current):
         """Every stored trial can be chosen by typing part of its key: the list
         holds the chosen trials and the first :data:`TRIAL_OPTIONS` keys that
@@ -286,17 +307,31 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
 
     @app.callback(Output("curves", "figure"), Output("confusion", "figure"), Output("drawn-single", "data"),
                   Input("trials", "value"), Input("version", "data"), State("drawn-single", "data"))
+    @computing
     def _single(keys, version, shown):
         view = views.get(version)
         keys = keys or []
         return changed([F.curves_figure(view.epochs, view.df, keys), F.confusion_figure(view.confusion, view.df, keys)],
                        shown)
 
+    app.views = views           # the app's state, for tools and tests
     return app
 
 
 def serve(run_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8050, interval_s: float = 2.0) -> None:
-    """Serve the dashboard until interrupted."""
+    """Serve the dashboard until interrupted.
+
+    The process's Arrow buffers come from the system allocator unless
+    ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise: Arrow's default (mimalloc)
+    hands a refresh's freed pages back to the system within milliseconds, so
+    every refresh of a 50,000-trial directory faulted them in again (its
+    read took about twice as long, measured by hand on the R&G-scale run)."""
+    import os
+
+    import pyarrow as pa
+
+    if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
+        pa.set_memory_pool(pa.system_memory_pool())
     app = create_app(run_dir, interval_s=interval_s)
     print(f"seedsweep dashboard for {run_dir}: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
     app.run(host=host, port=port, debug=False)

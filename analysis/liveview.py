@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -17,11 +18,17 @@ from study.store import RunDir
 
 from . import figures as F
 from .insights import choice_stats, importance_by_task, paired_of
+from .significance import prepare_ranks
 
-__all__ = ["Views", "signature", "REFIT_S"]
+__all__ = ["Views", "signature", "REFIT_S", "SEED", "RANKS_AFTER_S"]
 
 #: The importance forests are refit at least this often while rows change.
 REFIT_S = 30.0
+#: The seed of the dashboard's bootstrap (the report's default too).
+SEED = 0
+#: The next pair count's bootstrap ranks are drawn, and the importance
+#: forests refit, this long after the redraw that asked (not during it).
+RANKS_AFTER_S = 1.0
 
 
 def signature(run_dir: str | Path) -> str:
@@ -42,6 +49,8 @@ class Views:
         self.superseded: dict[str, None] = {}          # keys of earlier views (an ordered set, the last 64)
         self.loaded_at = 0.0
         self.stopped = threading.Event()                # ends watch()
+        self.busy = 0                                   # callbacks computing now (working())
+        self.busy_lock = threading.Lock()
         self.computed: dict[tuple, tuple] = {}          # selection -> (by_task, ChoiceStats), this view only
         self.compute_lock = threading.Lock()
         self.importance_lock = threading.Lock()         # apart: finding the forests never waits for a selection
@@ -88,15 +97,34 @@ class Views:
         thread.start()
         return thread
 
-    def selection(self, view: F.RunView, spec, df, selection: tuple) -> tuple:
-        """(by_task, ChoiceStats) of ``spec`` on the selected rows ``df``, computed once per view."""
+    def selection(self, spec, rows, selection: tuple) -> tuple:
+        """``(view, df, by_task, ChoiceStats)``: the statistics of ``spec`` on
+        ``df = rows(view)``, computed once per view, on the newest view held (a
+        callback begun on an older one, while a newer one was read, gets the
+        newer one's: the page drops the older answer anyway)."""
         with self.compute_lock:
-            computed = self.computed if view is self.view else {}
-            if selection not in computed:
+            view = self.view
+            if selection not in self.computed:
+                df = rows(view)
                 paired = paired_of(df, spec, view.results)          # once, for both
-                by_task = F.compare_view(view, spec, df, paired=paired)
-                computed[selection] = (by_task, choice_stats(df, spec, by_task, view.results, paired=paired))
-            return computed[selection]
+                by_task = F.compare_view(view, spec, df, paired=paired, seed=SEED)
+                self.computed[selection] = (view, df, by_task,
+                                            choice_stats(df, spec, by_task, view.results, paired=paired, seed=SEED))
+                # one more pair per task, as a running study stores it: its bootstrap ranks, drawn while the page waits
+                prepare_ranks([(c.n + 1, c.n_bootstrap, SEED + i) for c in by_task.values() if c.best is not None
+                               for i, o in enumerate(c.options) if o != c.best], delay_s=RANKS_AFTER_S)
+            return self.computed[selection]
+
+    @contextmanager
+    def working(self):
+        """Around a callback that computes: :attr:`busy` counts them."""
+        with self.busy_lock:
+            self.busy += 1
+        try:
+            yield
+        finally:
+            with self.busy_lock:
+                self.busy -= 1
 
     def importance_of(self, version: str | None, view: F.RunView, spec, df, selection: tuple) -> Future:
         """The importance of ``spec`` on ``df`` per task, computing in the background.
@@ -115,8 +143,14 @@ class Views:
                 if (last is not None and last[2].done() and time.monotonic() - last[1] < REFIT_S
                         and abs(len(df) - last[0]) < max(1.0, 0.01 * last[0])):
                     self.importance[key] = last[2]
-                else:
-                    future = self.background.submit(importance_by_task, df, spec, view.results)
+                else:       # a refit waits for the redraw that asked for it to be drawn
+                    future = self.background.submit(_after, 0.0 if last is None else RANKS_AFTER_S,
+                                                    importance_by_task, df, spec, view.results)
                     self.importance[key] = future
                     self.importance_last[selection] = (len(df), time.monotonic(), future)
             return self.importance[key]
+
+
+def _after(delay_s: float, work, *args):
+    time.sleep(delay_s)
+    return work(*args)

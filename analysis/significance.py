@@ -4,13 +4,15 @@ median's bootstrap CI, the sign test, Wilcoxon, Brown–Forsythe and the marks."
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 from scipy import stats
 
-__all__ = ["win_shares", "bootstrap_median", "median_ranks", "forget_ranks", "sign_test", "wilcoxon_signed_rank",
-           "brown_forsythe", "marks"]
+__all__ = ["win_shares", "bootstrap_median", "median_ranks", "prepare_ranks", "ranks_kept", "forget_ranks",
+           "sign_test", "wilcoxon_signed_rank", "brown_forsythe", "marks"]
 
 
 def win_shares(values: np.ndarray) -> np.ndarray:
@@ -67,13 +69,36 @@ def median_ranks(n: int, n_bootstrap: int = 1000, seed: int = 0) -> np.ndarray:
     chunks of 4,000,000 // n rows to bound memory; the numbers must not change
     from one release to the next. Each chunk is partially sorted in place at
     the upper middle rank only; for even n the lower middle index is then the
-    largest one to its left.
+    largest one to its left. Threads asking for the same ranks at once draw
+    them once (:func:`prepare_ranks` draws ahead of a caller).
     """
     key = (int(n), int(n_bootstrap), int(seed))
-    with _RANKS_LOCK:
-        if key in _RANKS:
-            _RANKS.move_to_end(key)
-            return _RANKS[key]
+    while True:
+        with _RANKS_LOCK:
+            if key in _RANKS:
+                _RANKS.move_to_end(key)
+                return _RANKS[key]
+            pending = _PENDING.get(key)
+            mine = pending is None
+            if mine:
+                pending = _PENDING[key] = threading.Event()
+        if not mine:            # another thread draws these ranks: wait for them (or, if it failed, draw them)
+            pending.wait()
+            continue
+        try:
+            ranks = _draw_ranks(*key)
+            with _RANKS_LOCK:
+                _RANKS[key] = ranks
+                while len(_RANKS) > _RANKS_KEPT:
+                    _RANKS.popitem(last=False)
+            return ranks
+        finally:
+            with _RANKS_LOCK:
+                _PENDING.pop(key, None)
+            pending.set()
+
+
+def _draw_ranks(n: int, n_bootstrap: int, seed: int) -> np.ndarray:
     rng = np.random.default_rng(seed)
     ranks = np.empty((n_bootstrap, 2), dtype=np.int64)
     chunk = max(1, min(n_bootstrap, 4_000_000 // n))
@@ -85,11 +110,33 @@ def median_ranks(n: int, n_bootstrap: int = 1000, seed: int = 0) -> np.ndarray:
         ranks[start:start + m, 1] = draws[:, hi_k]
         ranks[start:start + m, 0] = draws[:, hi_k] if lo_k == hi_k else draws[:, :hi_k].max(axis=1)
     ranks.setflags(write=False)
-    with _RANKS_LOCK:
-        _RANKS[key] = ranks
-        while len(_RANKS) > _RANKS_KEPT:
-            _RANKS.popitem(last=False)
     return ranks
+
+
+_PENDING: dict[tuple[int, int, int], threading.Event] = {}
+_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-ranks")
+
+
+def prepare_ranks(keys, delay_s: float = 0.0) -> Future:
+    """Draw :func:`median_ranks` for each ``(n, n_bootstrap, seed)`` of
+    ``keys`` in a background thread, after ``delay_s`` seconds, so that a
+    later call finds them kept. The live dashboard asks for the next count of
+    pairs while it waits: a running study's next pair then costs its redraw
+    a sort, not a quarter of a million draws per thousand resamples."""
+    keys = [tuple(int(v) for v in k) for k in keys]
+
+    def draw() -> None:
+        time.sleep(delay_s)
+        for k in keys:
+            median_ranks(*k)
+
+    return _AHEAD.submit(draw)
+
+
+def ranks_kept(n: int, n_bootstrap: int = 1000, seed: int = 0) -> bool:
+    """Whether :func:`median_ranks` of these arguments is kept (no draws needed)."""
+    with _RANKS_LOCK:
+        return (int(n), int(n_bootstrap), int(seed)) in _RANKS
 
 
 def forget_ranks() -> None:

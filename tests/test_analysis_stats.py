@@ -208,6 +208,36 @@ def test_bootstrap_median_equals_the_median_of_each_resample(n, n_bootstrap):
         assert got == pytest.approx(tuple(np.quantile(medians, [0.025, 0.975])), abs=0, rel=1e-12)
 
 
+def test_ranks_drawn_ahead_are_the_oracles_and_threads_asking_at_once_draw_them_once(monkeypatch):
+    """prepare_ranks fills the cache in the background with the same ranks
+    as drawing by hand (the oracle of the test above); eight threads asking
+    for one size at once make one draw between them."""
+    import threading
+
+    from analysis import significance as S
+
+    S.forget_ranks()
+    S.prepare_ranks([(5001, 300, 4)]).result(timeout=120)
+    assert S.ranks_kept(5001, 300, 4)
+    draws = np.random.default_rng(4).integers(0, 5001, size=(300, 5001))
+    assert np.array_equal(S.median_ranks(5001, 300, 4)[:, 1], np.sort(draws, axis=1)[:, 2500])
+    S.forget_ranks()
+    made, real = [], np.random.default_rng
+    monkeypatch.setattr(S.np.random, "default_rng", lambda seed: made.append(seed) or real(seed))
+    start, got = threading.Barrier(8), []
+
+    def ask():
+        start.wait()
+        got.append(S.median_ranks(20_000, 400, 5))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert made == [5] and len(got) == 8 and all(g is got[0] for g in got)
+
+
 def test_synthetic_family_winner_is_recovered(tmp_path):
     from tests.rundirs import write_synthetic_run
     import analysis

@@ -237,6 +237,25 @@ def test_the_dashboard_shows_the_numbers_of_analysis_and_follows_a_running_study
     page.close()
 
 
+def test_the_poll_says_nothing_while_a_refresh_is_computed(tmp_path):
+    """A new version while callbacks compute would make the page drop their
+    answers and ask again (a study storing trials faster than a refresh would
+    never be shown); the poll answers nothing until they are done."""
+    from analysis.dashboard import create_app
+
+    write_synthetic_run(tmp_path / "run", STUDY)
+    app = create_app(tmp_path / "run")
+    client = app.server.test_client()
+    poll = {"output": "version.data", "outputs": {"id": "version", "property": "data"},
+            "inputs": [{"id": "tick", "property": "n_intervals", "value": 1}],
+            "state": [{"id": "version", "property": "data", "value": None}], "changedPropIds": ["tick.n_intervals"]}
+    version = client.post("/_dash-update-component", json=poll).get_json()["response"]["version"]["data"]
+    with app.views.working():
+        assert client.post("/_dash-update-component", json=poll).get_json()["response"] == {}
+    assert client.post("/_dash-update-component", json=poll).get_json()["response"]["version"]["data"] == version
+    app.views.stopped.set()
+
+
 def test_the_dashboard_refuses_a_folder_that_is_not_a_run_directory(tmp_path):
     r = subprocess.run([sys.executable, "-m", "study", "dashboard", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and str(tmp_path) in r.stderr and "manifest.json" in r.stderr

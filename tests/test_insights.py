@@ -222,7 +222,7 @@ def test_the_dashboard_grows_importance_forests_in_the_background(tmp_path, monk
     view = views.get()
     spec = view.spec("optimizer")
     future = views.importance_of("v1", view, spec, view.df, ("optimizer",))
-    by_task, stats = views.selection(view, spec, view.df, ("optimizer",))     # not held up by the forests
+    _, _, by_task, stats = views.selection(spec, lambda v: v.df, ("optimizer",))     # not held up by the forests
     assert not future.done() and stats.dominance and by_task
     assert views.importance_of("v1", view, spec, view.df, ("optimizer",)) is future    # one computation
     release.set()
@@ -250,7 +250,7 @@ def test_the_dashboard_reads_a_changed_directory_before_the_page_asks(tmp_path, 
     prepared = []
 
     def prepare(view):
-        prepared.append((view, views.selection(view, view.spec("classifier"), view.df, ("classifier",))))
+        prepared.append((view, views.selection(view.spec("classifier"), lambda v: v.df, ("classifier",))))
 
     views.watch(0.01, 0.0, prepare)
     write_synthetic_run(out, STUDY)                     # the last trial lands
@@ -259,11 +259,19 @@ def test_the_dashboard_reads_a_changed_directory_before_the_page_asks(tmp_path, 
         time.sleep(0.01)
     views.stopped.set()
     time.sleep(0.05)
-    view, (by_task, stats) = prepared[-1]
-    assert len(view.df) == TOTAL and len(loads) == 1 + len(prepared)
+    view, (used, _, by_task, stats) = prepared[-1]
+    assert used is view and len(view.df) == TOTAL and len(loads) == 1 + len(prepared)
     assert views.get(polled) is view and len(loads) == 1 + len(prepared)   # older: the newer view, not read again
-    assert views.selection(view, view.spec("classifier"), view.df, ("classifier",)) == (by_task, stats)
-    assert by_task["synthetic"].n == compare(view.df, "classifier").n > 0
+    assert views.selection(view.spec("classifier"), lambda v: v.df, ("classifier",))[2:] == (by_task, stats)
+    c = by_task["synthetic"]
+    assert c.n == compare(view.df, "classifier").n > 0
+    # the bootstrap ranks of one more pair are drawn after it, for the next trial to land
+    from analysis.significance import ranks_kept
+
+    nxt = [(c.n + 1, c.n_bootstrap, L.SEED + i) for i, o in enumerate(c.options) if o != c.best]
+    while not all(ranks_kept(*k) for k in nxt) and time.monotonic() < deadline + 30:
+        time.sleep(0.05)
+    assert all(ranks_kept(*k) for k in nxt)
 
 
 def test_the_parallel_sample_keeps_its_configurations_while_a_study_adds_others():
