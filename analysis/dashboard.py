@@ -27,7 +27,7 @@ from study.store import RunDir
 from . import figures as F
 from . import statfigures as SF
 from .figurekit import empty_figure
-from .liveview import Views, signature
+from .liveview import Views, keep_freed_memory, signature
 from .report import rows_where
 
 __all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
@@ -321,17 +321,20 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
 def serve(run_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8050, interval_s: float = 2.0) -> None:
     """Serve the dashboard until interrupted.
 
-    The process's Arrow buffers come from the system allocator unless
-    ``ARROW_DEFAULT_MEMORY_POOL`` says otherwise: Arrow's default (mimalloc)
-    hands a refresh's freed pages back to the system within milliseconds, so
-    every refresh of a 50,000-trial directory faulted them in again (its
-    read took about twice as long, measured by hand on the R&G-scale run)."""
+    A refresh of a 50,000-trial directory allocates and frees a few hundred
+    megabytes of arrays; handed back to the system each time, every refresh
+    faults them in again. So this process keeps them: its Arrow buffers come
+    from the system allocator unless ``ARROW_DEFAULT_MEMORY_POOL`` says
+    otherwise (Arrow's default, mimalloc, returns freed pages within
+    milliseconds), and glibc's malloc keeps up to 1 GiB of freed memory and
+    serves arrays up to 512 MiB from its heap (:func:`analysis.liveview.keep_freed_memory`)."""
     import os
 
     import pyarrow as pa
 
     if "ARROW_DEFAULT_MEMORY_POOL" not in os.environ:
         pa.set_memory_pool(pa.system_memory_pool())
+    keep_freed_memory()
     app = create_app(run_dir, interval_s=interval_s)
     print(f"seedsweep dashboard for {run_dir}: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
     app.run(host=host, port=port, debug=False)

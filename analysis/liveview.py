@@ -20,7 +20,7 @@ from . import figures as F
 from .insights import choice_stats, importance_by_task, paired_of
 from .significance import prepare_ranks
 
-__all__ = ["Views", "signature", "REFIT_S", "SEED", "RANKS_AFTER_S"]
+__all__ = ["Views", "signature", "keep_freed_memory", "REFIT_S", "SEED", "RANKS_AFTER_S"]
 
 #: The importance forests are refit at least this often while rows change.
 REFIT_S = 30.0
@@ -84,12 +84,15 @@ class Views:
         polls, not more), it reads the new view and calls ``prepare(view)``,
         which computes what the page will ask for (the statistics of the
         selection it shows). The page's callbacks then find them computed.
+        It waits while any of them computes (:attr:`busy`).
         An error here is left for the page's own callbacks, which raise it."""
         def loop() -> None:
             while not self.stopped.wait(every_s):
                 try:
                     key = signature(self.run_dir)
-                    if key != self.key and time.monotonic() - self.loaded_at >= gap_s:
+                    # not while the page's callbacks compute: those still to start would take
+                    # the newer view, and the redraw under way would wait for it
+                    if key != self.key and not self.busy and time.monotonic() - self.loaded_at >= gap_s:
                         prepare(self.get(key))
                 except Exception:  # noqa: BLE001 -- the callbacks report it, with the page's selection
                     continue
@@ -154,3 +157,19 @@ class Views:
 def _after(delay_s: float, work, *args):
     time.sleep(delay_s)
     return work(*args)
+
+
+def keep_freed_memory(heap_up_to: int = 512 << 20, keep: int = 1 << 30) -> bool:
+    """Ask glibc's malloc to serve blocks up to ``heap_up_to`` bytes from its
+    heap and to keep up to ``keep`` bytes of freed memory (``mallopt``);
+    False where the C library is not glibc."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3      # glibc's malloc.h
+    return bool(mallopt(M_MMAP_THRESHOLD, heap_up_to)) and bool(mallopt(M_TRIM_THRESHOLD, keep))
