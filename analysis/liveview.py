@@ -51,7 +51,7 @@ class Views:
         self.stopped = threading.Event()                # ends watch()
         self.busy = 0                                   # callbacks computing now (working())
         self.busy_lock = threading.Lock()
-        self.computed: dict[tuple, tuple] = {}          # selection -> (by_task, ChoiceStats), this view only
+        self.computed: dict[tuple, tuple] = {}          # selection -> selection()'s answer, this view only
         self.compute_lock = threading.Lock()
         self.importance_lock = threading.Lock()         # apart: finding the forests never waits for a selection
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-importance")
@@ -106,17 +106,18 @@ class Views:
         callback begun on an older one, while a newer one was read, gets the
         newer one's: the page drops the older answer anyway)."""
         with self.compute_lock:
-            view = self.view
-            if selection not in self.computed:
+            with self.lock:             # the view and its statistics together: get() may replace both meanwhile
+                view, computed = self.view, self.computed
+            if selection not in computed:
                 df = rows(view)
                 paired = paired_of(df, spec, view.results)          # once, for both
                 by_task = F.compare_view(view, spec, df, paired=paired, seed=SEED)
-                self.computed[selection] = (view, df, by_task,
-                                            choice_stats(df, spec, by_task, view.results, paired=paired, seed=SEED))
+                computed[selection] = (view, df, by_task,
+                                       choice_stats(df, spec, by_task, view.results, paired=paired, seed=SEED))
                 # one more pair per task, as a running study stores it: its bootstrap ranks, drawn while the page waits
                 prepare_ranks([(c.n + 1, c.n_bootstrap, SEED + i) for c in by_task.values() if c.best is not None
                                for i, o in enumerate(c.options) if o != c.best], delay_s=RANKS_AFTER_S)
-            return self.computed[selection]
+            return computed[selection]
 
     @contextmanager
     def working(self):

@@ -274,6 +274,30 @@ def test_the_dashboard_reads_a_changed_directory_before_the_page_asks(tmp_path, 
     assert all(ranks_kept(*k) for k in nxt)
 
 
+def test_statistics_computed_while_a_newer_view_is_read_are_not_taken_for_its_own(tmp_path):
+    """A selection under way when a trial lands and get() reads the new view:
+    its answer (on the older view) must not be kept as the newer view's."""
+    import analysis.liveview as L
+    from tests.rundirs import write_synthetic_run
+    from tests.test_dashboard import STUDY, TOTAL
+
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY, only=TOTAL - 1)
+    views = L.Views(str(out))
+    old = views.get()
+    spec = old.spec("classifier")
+
+    def rows_while_a_trial_lands(view):
+        write_synthetic_run(out, STUDY)
+        views.get(L.signature(out))                     # the newer view, read meanwhile
+        return view.df
+
+    first = views.selection(spec, rows_while_a_trial_lands, ("classifier",))
+    assert first[0] is old
+    again = views.selection(spec, lambda v: v.df, ("classifier",))
+    assert again[0] is views.view is not old and len(again[1]) == TOTAL
+
+
 def test_the_parallel_sample_keeps_its_configurations_while_a_study_adds_others():
     """At most ``max_configs`` configurations per task are drawn; a new one
     joins the sample only in place of another (then the sample is the old one
