@@ -16,8 +16,8 @@ that size on this machine, against targets and against bare Ray Tune:
    dashboard`` open in Chromium; the study grows by one configuration and is
    resumed, and the time from the new trials part landing (its mtime) to the
    page's summary showing it, and to every figure redrawn, is measured, in
-   three such rounds one after the other (the median round is held to the
-   target; every round is in the JSON). The page polls every 0.2 s, so up to
+   ``--rounds`` such rounds one after the other (3; the median round is held
+   to the target, and every round is in the JSON). The page polls every 0.2 s, so up to
    0.2 s of it is the poll's wait.
 4. **Bare Tune beside seedsweep** on ``--peer`` trials (10,000), in the same
    run, one after the other, each as its own driver process with its own
@@ -317,6 +317,7 @@ def main() -> None:
     parser.add_argument("--reuse", help="measure on this finished run directory (one an earlier run kept with "
                                         "--keep) instead of running the study again; --trials is then its size")
     parser.add_argument("--json", help="also write the figures to this JSON file")
+    parser.add_argument("--rounds", type=int, default=3, help="dashboard refresh rounds (the median is held to the target)")
     parser.add_argument("--phases", default="study,commands,dashboard,peers,limits",
                         help="which measurements to run (the study always runs first when any needs it)")
     args = parser.parse_args()
@@ -353,7 +354,7 @@ def main() -> None:
         targets += [("analysis.load, s", c["load_s"], "<=", 2), ("seedsweep status, s", c["status_s"], "<=", 2),
                     ("seedsweep report, s", c["report_s"], "<=", 5), ("no-op resume, s", c["noop_resume_s"], "<=", 10)]
     if "dashboard" in phases:
-        d = figures["dashboard"] = dashboard_refresh(SPACE, args.trials // 2, out, args.cpus, folder)
+        d = figures["dashboard"] = dashboard_refresh(SPACE, args.trials // 2, out, args.cpus, folder, args.rounds)
         print(f"dashboard: {d.get('before')} -> {d.get('after')}")
         targets += [("dashboard: new trial to summary, s", d.get("summary_s", float("nan")), "<=", 1),
                     ("dashboard: new trial to every figure, s", d.get("all_figures_s", float("nan")), "<=", 1)]
