@@ -2,10 +2,11 @@
 
 It binds to 127.0.0.1 by default (a study's results are not for the whole
 network; use ``--host 0.0.0.0`` deliberately, e.g. on a cluster head reached
-through an SSH tunnel). Every ``--interval`` seconds the page asks whether
-the run directory changed (a new trial part, a compaction, the driver's
-progress file); only then are the trials read again and the figures redrawn,
-so a study running over a weekend can be watched without reloading.
+through an SSH tunnel). A thread watches the run directory (a new trial
+part, a compaction, the driver's progress file) and reads what changed, at
+most about once per ``--interval``; every ``--interval`` seconds the page asks
+whether it read a new view, and only then are the figures redrawn, so a study
+running over a weekend can be watched without reloading.
 
 The figures are those of :mod:`analysis.figures` and
 :mod:`analysis.statfigures`, with the same ids; the comparison shown is
@@ -27,7 +28,7 @@ from study.store import RunDir
 from . import figures as F
 from . import statfigures as SF
 from .figurekit import empty_figure
-from .liveview import Views, keep_freed_memory, signature
+from .liveview import Views, freeze_startup, keep_freed_memory, signature
 from .report import rows_where
 
 __all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
@@ -146,10 +147,14 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
 
     @app.callback(Output("version", "data"), Input("tick", "n_intervals"), State("version", "data"))
     def _poll(_, current):
+        """The page asks for the view the watcher read last, not the directory's
+        newest signature: while trials land every few milliseconds, the page then
+        draws each view the watcher prepared, whole, instead of starting a
+        refresh again on a newer one it would read and compute itself."""
         if views.busy:          # a refresh is being computed; the page would drop it for a newer one: the next poll
             return dash.no_update
-        key = signature(run_dir)
-        return dash.no_update if key == current else key
+        key = views.key
+        return dash.no_update if key is None or key == current else key
 
     @app.callback(Output("progress", "figure"), Output("summary", "children"), Output("task", "options"),
                   Output("filter-column", "options"), Input("version", "data"))
@@ -327,7 +332,9 @@ def serve(run_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8050, int
     from the system allocator unless ``ARROW_DEFAULT_MEMORY_POOL`` says
     otherwise (Arrow's default, mimalloc, returns freed pages within
     milliseconds), and glibc's malloc keeps up to 1 GiB of freed memory and
-    serves arrays up to 512 MiB from its heap (:func:`analysis.liveview.keep_freed_memory`)."""
+    serves arrays up to 512 MiB from its heap (:func:`analysis.liveview.keep_freed_memory`).
+    The objects alive once the app is made are left out of the cycle
+    collector's full passes (:func:`analysis.liveview.freeze_startup`)."""
     import os
 
     import pyarrow as pa
@@ -336,5 +343,6 @@ def serve(run_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8050, int
         pa.set_memory_pool(pa.system_memory_pool())
     keep_freed_memory()
     app = create_app(run_dir, interval_s=interval_s)
+    freeze_startup()            # the cycle collector's full passes skip the start-up objects
     print(f"seedsweep dashboard for {run_dir}: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
     app.run(host=host, port=port, debug=False)

@@ -256,6 +256,40 @@ def test_the_poll_says_nothing_while_a_refresh_is_computed(tmp_path):
     app.views.stopped.set()
 
 
+def test_the_poll_asks_for_the_view_the_watcher_read(tmp_path):
+    """While trials land every few milliseconds, the page draws each view the
+    watcher read and prepared, whole: the poll names the view the watcher
+    holds, not a newer signature on the disk that nobody has read yet (the
+    page's callbacks would read and compute it themselves, and the watcher's
+    work would be lost)."""
+    from analysis.dashboard import create_app
+    from analysis.liveview import signature
+
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY, only=TOTAL - 1)
+    app = create_app(out, interval_s=0.2)
+    views = app.views
+    views.stopped.set()                 # the test reads in the watcher's place
+    views.watcher.join(timeout=10)
+    assert not views.watcher.is_alive()
+    client = app.server.test_client()
+
+    def poll(current):
+        body = {"output": "version.data", "outputs": {"id": "version", "property": "data"},
+                "inputs": [{"id": "tick", "property": "n_intervals", "value": 1}],
+                "state": [{"id": "version", "property": "data", "value": current}],
+                "changedPropIds": ["tick.n_intervals"]}
+        return client.post("/_dash-update-component", json=body).get_json()["response"].get("version", {}).get("data")
+
+    first = poll(None)
+    assert first == views.key == signature(out)
+    write_synthetic_run(out, STUDY)                 # the last trial lands; nobody has read it
+    assert signature(out) != first and poll(first) is None
+    views.get(signature(out))                       # the watcher reads it
+    assert poll(first) == views.key == signature(out)
+    assert poll(views.key) is None
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
 def test_the_dashboard_process_can_keep_its_freed_memory():
     """After keep_freed_memory, 100 MiB freed and allocated again is served
@@ -279,6 +313,31 @@ def test_the_dashboard_process_can_keep_its_freed_memory():
                                    cwd=Path(__file__).resolve().parents[1]).stdout)
            for how in ("keep", "default")}
     assert got["keep"] < 10 < got["default"], got
+
+
+def test_the_dashboard_leaves_its_start_up_objects_out_of_full_collections(tmp_path):
+    """freeze_startup takes the objects alive after create_app out of the
+    collector's generations (a full pass no longer visits them); a cycle made
+    afterwards is still collected (in a fresh process: the freeze is the
+    process's)."""
+    write_synthetic_run(tmp_path / "run", STUDY)
+    code = """if 1:
+        import gc, sys
+        from analysis.dashboard import create_app
+        from analysis.liveview import freeze_startup
+        app = create_app(sys.argv[1])
+        gc.collect()
+        tracked = len(gc.get_objects())
+        frozen = freeze_startup()
+        left = len(gc.get_objects())
+        a = []; a.append(a); del a
+        print(tracked, frozen, left, gc.collect())
+        app.views.stopped.set()
+    """
+    r = subprocess.run([sys.executable, "-c", code, str(tmp_path / "run")], capture_output=True, text=True,
+                       check=True, cwd=Path(__file__).resolve().parents[1], env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    tracked, frozen, left, collected = map(int, r.stdout.split()[-4:])
+    assert tracked > 50_000 and frozen >= 0.9 * tracked and left < 0.05 * tracked and collected >= 1, r.stdout
 
 
 def test_the_dashboard_refuses_a_folder_that_is_not_a_run_directory(tmp_path):
