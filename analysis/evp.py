@@ -22,6 +22,10 @@ the mean test score and n = N the test score of the best-dev run.
 
 from __future__ import annotations
 
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Sequence
 
 import numpy as np
@@ -29,7 +33,14 @@ from scipy.special import gammaln
 
 from .scores import finite_scores
 
-__all__ = ["expected_max", "expected_max_sd", "expected_selected", "log_grid"]
+__all__ = ["expected_max", "expected_max_sd", "expected_selected", "log_grid", "prepare_weights", "weights_kept",
+           "KEPT_WEIGHTS_BYTES"]
+
+#: The weight matrices without replacement kept for later calls, at most this many bytes together.
+KEPT_WEIGHTS_BYTES = 256 << 20
+_KEPT: OrderedDict[tuple, np.ndarray] = OrderedDict()       # (N, ns) -> read-only matrix, oldest first
+_KEPT_LOCK = threading.Lock()
+_AHEAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="seedsweep-evp-ahead")
 
 
 def _weights(N: int, n: int, replace: bool) -> np.ndarray:
@@ -112,11 +123,53 @@ def expected_selected(dev: Sequence[float], test: Sequence[float], n: int | Sequ
 
 
 def _weight_matrix(N: int, ns: np.ndarray, replace: bool) -> np.ndarray:
-    """:func:`_weights` for every n in ``ns`` at once (rows)."""
+    """:func:`_weights` for every n in ``ns`` at once (rows); without
+    replacement kept (read-only) for the next call with the same N and n."""
     if replace:
         return np.vstack([_weights(N, int(k), True) for k in ns]) if len(ns) else np.zeros((0, N))
     if np.any(ns > N):
         raise ValueError(f"without replacement n must be ≤ N = {N}, got {int(ns.max())}")
+    key = (int(N), tuple(int(k) for k in ns))
+    with _KEPT_LOCK:
+        if key in _KEPT:
+            _KEPT.move_to_end(key)
+            return _KEPT[key]
+    w = _matrix_without_replacement(N, ns)
+    w.setflags(write=False)
+    if w.nbytes > KEPT_WEIGHTS_BYTES:          # e.g. every n of a large N: computed, not kept
+        return w
+    with _KEPT_LOCK:
+        _KEPT[key] = w
+        while len(_KEPT) > 1 and sum(m.nbytes for m in _KEPT.values()) > KEPT_WEIGHTS_BYTES:
+            _KEPT.popitem(last=False)
+    return w
+
+
+def weights_kept(N: int, ns) -> bool:
+    """Whether the weights without replacement of N runs at ``ns`` are kept (no computing needed)."""
+    with _KEPT_LOCK:
+        return (int(N), tuple(int(k) for k in np.atleast_1d(ns))) in _KEPT
+
+
+def prepare_weights(sizes, points: int = 60, delay_s: float = 0.0) -> Future:
+    """Compute, in a background thread after ``delay_s`` seconds, the weights
+    without replacement of each N in ``sizes`` on :func:`log_grid` ``(N, points)``,
+    so that a later :func:`expected_selected` finds them kept. The live
+    dashboard asks for one run more per option while it waits: a running
+    study's next run then costs its redraw a product, not 1.5 million
+    log-gamma values."""
+    sizes = sorted({int(N) for N in sizes if int(N) >= 1})
+
+    def compute() -> None:
+        time.sleep(delay_s)
+        for N in sizes:
+            _weight_matrix(N, log_grid(N, points), False)
+
+    return _AHEAD.submit(compute)
+
+
+def _matrix_without_replacement(N: int, ns: np.ndarray) -> np.ndarray:
+    """C(i−1, n−1) / C(N, n) for i = 1 … N (columns) and each n of ``ns`` (rows)."""
     i = np.arange(1, N + 1, dtype=float)[None, :]
     n = ns.astype(float)[:, None]
     ok = i >= n

@@ -17,6 +17,7 @@ from study.shards import Cached
 from study.store import RunDir
 
 from . import figures as F
+from .evp import prepare_weights
 from .insights import choice_stats, importance_by_task, paired_of
 from .significance import prepare_ranks
 
@@ -118,6 +119,9 @@ class Views:
                 # one more pair per task, as a running study stores it: its bootstrap ranks, drawn while the page waits
                 prepare_ranks([(c.n + 1, c.n_bootstrap, SEED + i) for c in by_task.values() if c.best is not None
                                for i, o in enumerate(c.options) if o != c.best], delay_s=RANKS_AFTER_S)
+                # and one more run per option: the weights of its evp curve
+                prepare_weights([c.N + 1 for curves in computed[selection][3].evp.values() for c in curves],
+                                delay_s=RANKS_AFTER_S)
             return computed[selection]
 
     @contextmanager

@@ -53,6 +53,30 @@ def test_expected_test_score_of_the_best_dev_run_equals_enumeration_of_every_sub
     assert mean[0] == pytest.approx(np.mean(test), abs=1e-12)
 
 
+def test_weights_computed_ahead_are_taken_as_kept_and_give_the_enumerated_curve(monkeypatch):
+    """prepare_weights computes in the background the weights of N runs on
+    log_grid(N); expected_selected then takes them (no log-gamma computed) and
+    gives every subset's enumeration; weights kept for one grid are not taken
+    for another."""
+    import analysis.evp as E
+
+    rng = np.random.default_rng(7)
+    N = 9
+    dev, test = rng.choice([0.6, 0.7, 0.8], N).tolist(), rng.normal(0.7, 0.05, N).round(4).tolist()
+    grid = log_grid(N, 60)
+    E.prepare_weights([N]).result(timeout=60)
+    assert E.weights_kept(N, grid)
+    calls, real = [], E.gammaln
+    monkeypatch.setattr(E, "gammaln", lambda x: calls.append(1) or real(x))
+    for ns in (grid, np.arange(1, N + 1), np.array([2, 5])):
+        mean, sd = expected_selected(dev, test, ns)
+        for n, m, s in zip(ns, mean, sd):
+            want_m, want_s = _enumerated_selection(dev, test, int(n))
+            assert (m, s) == (pytest.approx(want_m, abs=1e-12), pytest.approx(want_s, abs=1e-9))
+        if ns is grid:
+            assert calls == []              # the kept weights, not computed again
+
+
 def test_the_curve_leaves_out_runs_without_both_scores_and_its_grid_is_logarithmic():
     mean, _ = expected_selected([0.1, np.nan, 0.9, 0.5], [0.3, 0.9, 0.7, np.inf])
     assert mean.tolist() == pytest.approx([0.5, 0.7])
@@ -272,6 +296,14 @@ def test_the_dashboard_reads_a_changed_directory_before_the_page_asks(tmp_path, 
     while not all(ranks_kept(*k) for k in nxt) and time.monotonic() < deadline + 30:
         time.sleep(0.05)
     assert all(ranks_kept(*k) for k in nxt)
+    # and the evp weights of one more run of each option
+    from analysis.evp import weights_kept
+
+    sizes = [curve.N + 1 for curves in stats.evp.values() for curve in curves]
+    assert sizes
+    while not all(weights_kept(N, log_grid(N)) for N in sizes) and time.monotonic() < deadline + 60:
+        time.sleep(0.05)
+    assert all(weights_kept(N, log_grid(N)) for N in sizes)
 
 
 def test_statistics_computed_while_a_newer_view_is_read_are_not_taken_for_its_own(tmp_path):
