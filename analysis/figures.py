@@ -48,7 +48,8 @@ from .violins import violin_traces
 
 __all__ = ["FIGURE_IDS", "RunView", "load_view", "compare_view", "progress_figure",
            "distribution_figure", "differences_figure", "winshares_figure", "sigma_figure", "seeds_figure",
-           "seed_distribution_figure", "curves_figure", "confusion_figure", "problems_figure", "default_trials"]
+           "seed_distribution_figure", "curves_figure", "confusion_figure", "problems_figure", "default_trials",
+           "difference_bins", "MAX_BINS"]
 
 FIGURE_IDS = ("progress", "distribution", "differences", "winshares", "sigma", "seeds", "seed-distribution",
               "curves", "confusion", "problems")
@@ -192,6 +193,29 @@ def distribution_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fi
     return fast_figure(data, layout)
 
 
+#: The differences figure's histograms have at most this many bins.
+MAX_BINS = 100
+
+
+def difference_bins(d: np.ndarray) -> np.ndarray:
+    """Bin edges for the histograms of one task's paired differences: numpy's
+    ``"auto"`` rule (the larger of the Sturges and Freedman-Diaconis bin
+    counts), at most :data:`MAX_BINS` equal bins over the range. Each bin
+    holds ``left ≤ d < right``, the last one its right edge too (``np.histogram``).
+
+    >>> difference_bins(np.array([0.0, 0.1, 0.2, 0.4])).round(3).tolist()
+    [0.0, 0.133, 0.267, 0.4]
+    """
+    d = np.asarray(d, dtype=float)
+    d = d[np.isfinite(d)]
+    if len(d) == 0:
+        return np.array([-0.5, 0.5])
+    edges = np.histogram_bin_edges(d, bins="auto")
+    if len(edges) - 1 > MAX_BINS:
+        edges = np.linspace(d.min(), d.max(), MAX_BINS + 1)
+    return edges
+
+
 def differences_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: str = "differences"
                        ) -> go.Figure:
     """Histograms of paired differences to the best option, median Δ with its CI."""
@@ -203,12 +227,19 @@ def differences_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig
     deltas: dict[str, dict[str, list[float]]] = {}
     for r, task in enumerate(tasks, 1):
         c = by_task[task]
-        for o in c.options:
-            if o == c.best:
-                continue
-            d = c.scores(o) - c.scores(c.best)
-            fig.add_histogram(x=d, name=f"{o} − {c.best}", legendgroup=str(o), showlegend=r == 1, opacity=0.6,
-                              marker_color=option_color(c.options, o), row=r, col=1, meta=str(o))
+        others = [o for o in c.options if o != c.best]
+        diffs = {o: c.scores(o) - c.scores(c.best) for o in others}
+        edges = difference_bins(np.concatenate(list(diffs.values())))
+        for o in others:
+            # counted here, not by the browser: 25,000 differences would be 0.3 MB of JSON per refresh
+            counts = np.histogram(diffs[o], edges)[0]
+            fig.add_bar(x=(edges[:-1] + edges[1:]) / 2, y=counts, width=np.diff(edges), name=f"{o} − {c.best}",
+                        legendgroup=str(o), showlegend=r == 1, opacity=0.6,
+                        marker_color=option_color(c.options, o), row=r, col=1,
+                        meta={"histogram": str(o), "task": task, "edges": edges.tolist()},
+                        customdata=np.column_stack([edges[:-1], edges[1:]]),
+                        hovertemplate=f"{o} − {c.best} in [%{{customdata[0]:.4f}}, %{{customdata[1]:.4f}}): "
+                                      f"%{{y}} configurations<extra>{task}</extra>")
             lo, hi = c.delta_ci[o]
             fig.add_scatter(x=[c.delta[o]], y=[0], mode="markers", marker={"symbol": "diamond", "size": 12,
                             "color": option_color(c.options, o), "line": {"color": "black", "width": 1}},
@@ -220,7 +251,7 @@ def differences_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig
                                           f"[{lo:.4f}, {hi:.4f}]<extra>{task}</extra>")
             deltas.setdefault(task, {})[str(o)] = [c.delta[o], lo, hi]
         fig.add_vline(x=0, line_dash="dot", line_color="grey", row=r, col=1)
-    fig.update_layout(barmode="overlay", height=max(320, 220 * len(tasks)),
+    fig.update_layout(barmode="overlay", bargap=0, height=max(320, 220 * len(tasks)),
                       title=f"{spec.name}: paired differences to the best option<br><sup>◆ median Δ and its "
                             f"{int(100 * next(iter(by_task.values())).confidence)}% bootstrap CI</sup>",
                       meta={"id": fig_id, "choice": spec.choice, "delta": deltas})

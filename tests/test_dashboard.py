@@ -340,6 +340,33 @@ def test_the_dashboard_leaves_its_start_up_objects_out_of_full_collections(tmp_p
     assert tracked > 50_000 and frozen >= 0.9 * tracked and left < 0.05 * tracked and collected >= 1, r.stdout
 
 
+def test_the_differences_histograms_count_each_configuration_in_its_bin(tmp_path):
+    """The differences figure's bars are counted in Python, not by the browser
+    from every value: each bar is the number of paired configurations whose Δ
+    (their mean scores over seeds, by pandas here) lies in its bin, counted one
+    by one, and a task's bars add up to its paired configurations."""
+    from analysis import figures as F
+
+    write_synthetic_run(tmp_path / "run", STUDY)
+    view = F.load_view(tmp_path / "run")
+    spec = view.spec("optimizer")
+    by_task = F.compare_view(view, spec)
+    fig = F.differences_figure(by_task, spec)
+    bars = [t for t in fig.data if isinstance(t.meta, dict) and "histogram" in t.meta]
+    c = by_task["synthetic"]
+    assert sorted(t.meta["histogram"] for t in bars) == sorted(o for o in c.options if o != c.best)
+    ok = view.df[(view.df.status == "ok") & (view.df.choice == "optimizer")]      # the comparison's rows
+    means = ok.groupby(["config_id", "optimizer"], observed=True).test_score.mean().unstack().dropna()
+    for t in bars:
+        o, edges = t.meta["histogram"], t.meta["edges"]
+        deltas = (means[o] - means[c.best]).to_numpy()
+        assert len(deltas) == c.n and sum(t.y) == c.n
+        by_hand = [sum(1 for d in deltas if lo <= d < hi or (j == len(edges) - 2 and d == hi))
+                   for j, (lo, hi) in enumerate(zip(edges[:-1], edges[1:]))]
+        assert list(t.y) == by_hand and min(deltas) >= edges[0] and max(deltas) <= edges[-1]
+        assert list(t.x) == pytest.approx([(lo + hi) / 2 for lo, hi in zip(edges[:-1], edges[1:])])
+
+
 def test_the_dashboard_refuses_a_folder_that_is_not_a_run_directory(tmp_path):
     r = subprocess.run([sys.executable, "-m", "study", "dashboard", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and str(tmp_path) in r.stderr and "manifest.json" in r.stderr
