@@ -42,6 +42,7 @@ from study.store import RunDir
 from .figurekit import TABLE_MARGIN, empty_figure, fast_figure, option_color, table_height
 from .imported import ComparisonSpec
 from .paired import Comparison
+from .pairing import as_text
 from .report import as_categories, compare_spec, comparisons_of
 from .seeds import option_distributions, seed_spreads
 from .violins import violin_traces
@@ -81,7 +82,7 @@ class RunView:
 
     @property
     def tasks(self) -> list[str]:
-        return sorted(self.df["task"].dropna().astype(str).unique()) if "task" in self.df else []
+        return sorted(as_text(self.df["task"].dropna()).unique()) if "task" in self.df else []
 
     def filter_columns(self) -> list[str]:
         """Hyperparameter columns with more than one value (what a filter can narrow)."""
@@ -138,7 +139,7 @@ def _clock(seconds: float) -> str:
 def progress_summary(view: RunView, now: datetime | None = None) -> dict:
     """Counts by status, running and pending trials, and the ETA in seconds (or None)."""
     now = now or datetime.now(timezone.utc)
-    counts = view.df["status"].astype(str).value_counts().to_dict() if len(view.df) else {}
+    counts = as_text(view.df["status"]).value_counts().to_dict() if len(view.df) else {}
     stored = int(len(view.df))
     running = 0
     p = view.progress

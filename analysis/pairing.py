@@ -11,7 +11,8 @@ import pandas as pd
 
 from study.schema import IDENTITY, OUTCOME
 
-__all__ = ["RESULT_COLUMNS", "PairedRows", "paired_rows", "pair_ids", "by_config", "option_strings", "finished"]
+__all__ = ["RESULT_COLUMNS", "PairedRows", "paired_rows", "pair_ids", "by_config", "option_strings", "finished",
+           "as_text"]
 
 # Columns of seedsweep's trials table that describe a run's outcome or
 # identity rather than its settings (the schema's, less study, task and
@@ -19,8 +20,37 @@ __all__ = ["RESULT_COLUMNS", "PairedRows", "paired_rows", "pair_ids", "by_config
 RESULT_COLUMNS = tuple(n for n in IDENTITY.names + OUTCOME.names if n not in ("study", "task", "metric"))
 
 
+def _text_categories(values: pd.Series) -> bool:
+    return (isinstance(values.dtype, pd.CategoricalDtype) and len(values.cat.categories) > 0
+            and pd.api.types.is_string_dtype(values.cat.categories))
+
+
+def as_text(values: pd.Series) -> pd.Series:
+    """``values.astype(str)`` (missing values stay missing). A categorical's
+    text is made from its categories, a few values, not from every row, and
+    stays a categorical (its categories the texts, sorted; 1 and "1" one text).
+
+    >>> as_text(pd.Series(["b", None, "a", "b"], dtype="category")).tolist()
+    ['b', nan, 'a', 'b']
+    """
+    if not _text_categories(values):        # numbers: their text depends on the missing values (2 or 2.0)
+        return values.astype(str)
+    texts = np.asarray(values.cat.categories.astype(str), dtype=object)
+    categories, inverse = np.unique(texts, return_inverse=True)
+    codes = values.cat.codes.to_numpy()
+    codes = np.where(codes >= 0, inverse.reshape(-1)[np.maximum(codes, 0)], -1)
+    return pd.Series(pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=str)),
+                     index=values.index, name=values.name)
+
+
 def option_strings(values: pd.Series) -> pd.Series:
     """Options compare as text: 2 and "2", True and "True" name the same option."""
+    if isinstance(values.dtype, pd.CategoricalDtype) and len(values.cat.categories):
+        # the categories' texts, taken for every row: the same values, without one string per row
+        texts = option_strings(pd.Series(values.cat.categories)).to_numpy(dtype=object)
+        codes = values.cat.codes.to_numpy()
+        out = np.where(codes >= 0, texts[np.maximum(codes, 0)], pd.NA)
+        return pd.Series(out, index=values.index, name=values.name, dtype=object)
     if pd.api.types.is_float_dtype(values):
         return values.map(lambda v: v if pd.isna(v) else (str(int(v)) if float(v).is_integer() else str(v)))
     return values.astype("string").astype(object)
@@ -90,8 +120,7 @@ def paired_rows(df: pd.DataFrame, choice: str, options: list[str] | None, score:
     if options is None:
         options = [o for o in dict.fromkeys(option) if not pd.isna(o)]
     options = [str(o) for o in options]
-    code = {o: i for i, o in enumerate(options)}
-    opt = np.fromiter((code.get(o, -1) for o in option), dtype=np.int64, count=len(option))
+    opt = pd.Index(options, dtype=object).get_indexer(option).astype(np.int64)    # -1: not a compared option
     keep = opt >= 0
     return PairedRows(pair=np.asarray(pair)[keep], label=np.asarray(label, dtype=object)[keep], opt=opt[keep],
                  score=rows[score].to_numpy(dtype=float)[keep], status=status[keep], group=group[keep],

@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from .paired import RESULT_COLUMNS, finished, pair_ids
+from .pairing import as_text
 
 __all__ = ["seed_variance", "seed_distribution", "seed_distributions", "ks_test", "SeedDistribution", "selection_scores"]
 
@@ -117,11 +118,11 @@ def option_distributions(df: pd.DataFrame, choice: str, *, by: str = "task", sco
     if choice not in df.columns or not len(df):
         return pd.DataFrame(columns=cols)
     ok = finished(df, score)
-    task = (lambda d: d[by].astype(str)) if by in df.columns else (lambda d: pd.Series("", index=d.index))
+    task = (lambda d: as_text(d[by])) if by in df.columns else (lambda d: pd.Series("", index=d.index))
     not_ok = df[~df.index.isin(ok.index)].groupby([task(df[~df.index.isin(ok.index)]),
-                                                  df.loc[~df.index.isin(ok.index), choice].astype(str)]).size()
+                                                  as_text(df.loc[~df.index.isin(ok.index), choice])]).size()
     rows = []
-    for (t, option), sub in ok.groupby([task(ok), ok[choice].astype(str)], sort=True):
+    for (t, option), sub in ok.groupby([task(ok), as_text(ok[choice])], sort=True):
         d = seed_distribution(sub[score].to_numpy(dtype=float))
         gain = (sub["test_score_max"] - sub[score]).to_numpy(dtype=float) if "test_score_max" in sub else np.empty(0)
         gain = gain[np.isfinite(gain)]

@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 
 from .figurekit import COLORS, TABLE_MARGIN, empty_figure, table_height
 from .imported import ComparisonSpec
-from .pairing import finished
+from .pairing import as_text, finished
 
 __all__ = ["default_trials", "curves_figure", "confusion_figure", "problems_figure", "mean_curves", "learning_figure"]
 
@@ -77,7 +77,7 @@ def confusion_figure(confusion: pd.DataFrame | None, df: pd.DataFrame, keys: lis
 
 
 def problems_figure(df: pd.DataFrame, fig_id: str = "problems") -> go.Figure:
-    bad = df[df["status"].astype(str) != "ok"] if len(df) else df
+    bad = df[as_text(df["status"]) != "ok"] if len(df) else df
     if not len(bad):
         fig = go.Figure(go.Table(header={"values": ["trial", "status", "reason"]}, cells={"values": [[], [], []]}))
         fig.update_layout(title="diverged and failed trials: none", height=table_height(0), margin=TABLE_MARGIN,

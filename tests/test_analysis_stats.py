@@ -130,6 +130,27 @@ def test_a_failed_seed_does_not_drop_its_configuration_but_is_reported():
     assert cmp.unfinished_rows == {"failed": 1}
 
 
+@pytest.mark.parametrize("values", [["b", None, "a", "b", "c"], ["ok", "ok", "diverged"], ["x"], [None, None],
+                                    [1.0, 2.0, np.nan], [2, None, 10], [True, False, True]])
+def test_the_text_of_a_categorical_is_the_text_of_its_values(values):
+    """as_text and option_strings take a categorical's texts from its
+    categories; the oracle is the same column as plain values, one text per row."""
+    from analysis.pairing import as_text, option_strings
+
+    plain = pd.Series(values, index=np.arange(10, 10 + len(values)), name="col")
+    if plain.dtype == object and all(v is None or isinstance(v, str) for v in values):
+        plain = plain.astype("str")
+    cat = plain.astype("category")
+    for got, want in ((as_text(cat), plain.astype(str)), (option_strings(cat), option_strings(plain))):
+        assert got.index.equals(plain.index) and got.name == "col"
+        assert [None if pd.isna(v) else v for v in got] == [None if pd.isna(v) else v for v in want]
+        assert all(isinstance(v, str) for v in got if not pd.isna(v))
+    text = as_text(cat)
+    grouped = pd.Series(np.arange(len(values))).set_axis(plain.index).groupby(text, sort=True).sum()
+    assert grouped.to_dict() == pd.Series(np.arange(len(values))).set_axis(plain.index).groupby(
+        plain.astype(str), sort=True).sum().to_dict()
+
+
 def test_pairing_without_config_id_uses_every_other_column():
     # others' data: no config_id; dropout_rate changes with the type, so it is ignored
     df = pd.DataFrame([
