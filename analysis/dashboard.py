@@ -20,7 +20,6 @@ appears when they are done, without holding up the others.
 from __future__ import annotations
 
 import functools
-import hashlib
 from pathlib import Path
 
 from study.store import RunDir
@@ -28,7 +27,7 @@ from study.store import RunDir
 from . import figures as F
 from . import statfigures as SF
 from .figurekit import empty_figure
-from .liveview import Views, freeze_startup, keep_freed_memory, signature
+from .liveview import Views, freeze_startup, keep_freed_memory, only_changed, signature
 from .report import rows_where
 
 __all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
@@ -53,34 +52,6 @@ def trial_options(df, search: str | None, chosen: list[str] | None) -> list[str]
         keys = keys[keys.str.contains(search, regex=False)]
     picked = set(chosen)
     return chosen + [k for k in keys.head(TRIAL_OPTIONS + len(chosen)) if k not in picked][:TRIAL_OPTIONS]
-
-
-def only_changed(figures: list, drawn: dict | None, no_update) -> tuple[list, dict]:
-    """``figures``, with ``no_update`` for each one the page already shows,
-    and the fingerprints of what the page then shows.
-
-    ``drawn`` maps a figure's place to the fingerprint of its JSON, as sent.
-    A study of 50,000 trials stores one every few milliseconds; most of the
-    page (the importance forests, the parallel coordinates' fixed sample, the
-    problems, an unsealed study's claims) is the same after it, and drawing
-    it again would cost the browser more than anything else in a refresh.
-
-    >>> import plotly.graph_objects as go
-    >>> figs = [go.Figure(layout={"title": {"text": "a"}}), go.Figure(layout={"title": {"text": "b"}})]
-    >>> out, drawn = only_changed(figs, None, "same")
-    >>> out == figs
-    True
-    >>> out, _ = only_changed([figs[0], go.Figure(layout={"title": {"text": "c"}})], drawn, "same")
-    >>> out[0], out[1].layout.title.text
-    ('same', 'c')
-    """
-    drawn = dict(drawn or {})
-    out = []
-    for i, fig in enumerate(figures):
-        key = hashlib.blake2b(fig.to_json().encode(), digest_size=16).hexdigest()
-        out.append(no_update if drawn.get(str(i)) == key else fig)
-        drawn[str(i)] = key
-    return out, drawn
 
 
 #: The callbacks whose figures are sent only when they changed (:func:`only_changed`).
@@ -153,6 +124,9 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         refresh again on a newer one it would read and compute itself."""
         if views.busy:          # a refresh is being computed; the page would drop it for a newer one: the next poll
             return dash.no_update
+        failed = views.failed
+        if failed is not None and failed[0] != current:
+            return failed[0]    # the page says what could not be read (_overview), over the last view
         key = views.key
         return dash.no_update if key is None or key == current else key
 
@@ -160,6 +134,9 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
                   Output("filter-column", "options"), Input("version", "data"))
     @computing
     def _overview(version):
+        failed = views.failed
+        if failed is not None and version == failed[0]:
+            return dash.no_update, f"The run directory could not be read: {failed[1]}", dash.no_update, dash.no_update
         view = views.get(version)
         s = F.progress_summary(view)
         text = (f"{s['stored']} of {s['planned']} trials stored: ok {s['ok']}, diverged {s['diverged']}, "

@@ -18,9 +18,9 @@ task (:class:`ChoiceStats`) and shared by both.
 * **parallel** -- per task, one line per (paired configuration, option):
   the option, the configuration's hyperparameters, its mean score over seeds
   (the comparison's table) and the configuration's winning option; at most
-  :data:`PARALLEL_CONFIGS` configurations per task, drawn without
-  replacement by ``default_rng(seed)`` from the configurations sorted by
-  their label.
+  :data:`PARALLEL_CONFIGS` configurations per task: those with the smallest
+  hashes of their labels (``pandas.util.hash_array`` keyed by ``seed``), so a
+  running study's new configuration joins only if its hash is among them.
 """
 
 from __future__ import annotations

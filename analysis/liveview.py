@@ -7,6 +7,8 @@ figures that show them; the importance forests grow in a background thread.
 
 from __future__ import annotations
 
+import hashlib
+import sys
 import threading
 import time
 from contextlib import contextmanager
@@ -21,7 +23,8 @@ from .evp import prepare_weights
 from .insights import choice_stats, importance_by_task, paired_of
 from .significance import prepare_ranks
 
-__all__ = ["Views", "signature", "keep_freed_memory", "freeze_startup", "REFIT_S", "SEED", "RANKS_AFTER_S"]
+__all__ = ["Views", "signature", "only_changed", "keep_freed_memory", "freeze_startup", "REFIT_S", "SEED",
+           "RANKS_AFTER_S"]
 
 #: The importance forests are refit at least this often while rows change.
 REFIT_S = 30.0
@@ -51,6 +54,7 @@ class Views:
         self.loaded_at = 0.0
         self.stopped = threading.Event()                # ends watch()
         self.watcher: threading.Thread | None = None    # watch()'s thread
+        self.failed: tuple[str, str] | None = None      # (signature, message): the watcher could not read it
         self.busy = 0                                   # callbacks computing now (working())
         self.busy_lock = threading.Lock()
         self.computed: dict[tuple, tuple] = {}          # selection -> selection()'s answer, this view only
@@ -66,6 +70,9 @@ class Views:
         :meth:`watch` may have read a newer one) gets the view held: it is newer."""
         with self.lock:
             key = key or signature(self.run_dir)
+            failed = self.failed
+            if self.view is not None and failed is not None and key == failed[0]:
+                return self.view            # the page names the failure (dashboard) over the last view read
             if self.view is None or (key != self.key and key not in self.superseded):
                 if self.key is not None:
                     self.superseded[self.key] = None
@@ -75,6 +82,7 @@ class Views:
                 self.key = key
                 self.loaded_at = time.monotonic()
                 self.computed = {}
+                self.failed = None
             return self.view
 
     def watch(self, every_s: float, gap_s: float, prepare) -> threading.Thread:
@@ -87,16 +95,33 @@ class Views:
         which computes what the page will ask for (the statistics of the
         selection it shows). The page's callbacks then find them computed.
         It waits while any of them computes (:attr:`busy`).
-        An error here is left for the page's own callbacks, which raise it."""
+
+        A directory it cannot read (a corrupt part: the store's located
+        message) is not read again until it changes: the message is printed
+        once, kept in :attr:`failed` for the page to show, and the last view
+        read stays. An error of ``prepare`` is left for the page's callbacks,
+        which compute the same and raise it."""
         def loop() -> None:
             while not self.stopped.wait(every_s):
                 try:
                     key = signature(self.run_dir)
-                    # not while the page's callbacks compute: those still to start would take
-                    # the newer view, and the redraw under way would wait for it
-                    if key != self.key and not self.busy and time.monotonic() - self.loaded_at >= gap_s:
-                        prepare(self.get(key))
-                except Exception:  # noqa: BLE001 -- the callbacks report it, with the page's selection
+                except OSError:
+                    continue                    # the directory is being moved or written: the next look
+                failed = self.failed
+                # not while the page's callbacks compute: those still to start would take
+                # the newer view, and the redraw under way would wait for it
+                if (key == self.key or (failed is not None and key == failed[0]) or self.busy
+                        or time.monotonic() - self.loaded_at < gap_s):
+                    continue
+                try:
+                    view = self.get(key)
+                except Exception as exc:  # noqa: BLE001 -- any reader's error: shown, never lost
+                    self.failed = (key, str(exc))
+                    print(f"seedsweep dashboard: {exc}", file=sys.stderr, flush=True)
+                    continue
+                try:
+                    prepare(view)
+                except Exception:  # noqa: BLE001 -- the callbacks compute the same and report it
                     continue
         self.watcher = threading.Thread(target=loop, name="seedsweep-watch", daemon=True)
         self.watcher.start()
@@ -192,3 +217,31 @@ def freeze_startup() -> int:
     gc.collect()
     gc.freeze()
     return gc.get_freeze_count()
+
+
+def only_changed(figures: list, drawn: dict | None, no_update) -> tuple[list, dict]:
+    """``figures``, with ``no_update`` for each one the page already shows,
+    and the fingerprints of what the page then shows.
+
+    ``drawn`` maps a figure's place to the fingerprint of its JSON, as sent.
+    A study of 50,000 trials stores one every few milliseconds; most of the
+    page (the importance forests, the parallel coordinates' fixed sample, the
+    problems, an unsealed study's claims) is the same after it, and drawing
+    it again would cost the browser more than anything else in a refresh.
+
+    >>> import plotly.graph_objects as go
+    >>> figs = [go.Figure(layout={"title": {"text": "a"}}), go.Figure(layout={"title": {"text": "b"}})]
+    >>> out, drawn = only_changed(figs, None, "same")
+    >>> out == figs
+    True
+    >>> out, _ = only_changed([figs[0], go.Figure(layout={"title": {"text": "c"}})], drawn, "same")
+    >>> out[0], out[1].layout.title.text
+    ('same', 'c')
+    """
+    drawn = dict(drawn or {})
+    out = []
+    for i, fig in enumerate(figures):
+        key = hashlib.blake2b(fig.to_json().encode(), digest_size=16).hexdigest()
+        out.append(no_update if drawn.get(str(i)) == key else fig)
+        drawn[str(i)] = key
+    return out, drawn

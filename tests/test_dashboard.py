@@ -290,6 +290,61 @@ def test_the_poll_asks_for_the_view_the_watcher_read(tmp_path):
     assert poll(views.key) is None
 
 
+def test_a_part_the_watcher_cannot_read_is_named_on_the_page_over_the_last_view(tmp_path, capsys):
+    """A corrupt trials part while the page is open: the watcher prints the
+    store's located message once, the page's poll asks for it and its summary
+    shows it, every other figure keeps the last view read; once the file is
+    moved away the next trial is read and shown."""
+    from analysis.dashboard import create_app
+    from analysis.liveview import signature
+
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY, only=TOTAL - 1)
+    app = create_app(out, interval_s=0.2)
+    views, client = app.views, app.server.test_client()
+    first = views.key
+
+    def ask(output: str, outputs: list, inputs: list, state: list | None = None):
+        body = {"output": output, "outputs": outputs, "inputs": inputs, "state": state or [],
+                "changedPropIds": [f"{inputs[0]['id']}.{inputs[0]['property']}"]}
+        r = client.post("/_dash-update-component", json=body)
+        return r.status_code, (r.get_json() or {}).get("response", {})
+
+    def poll(current):
+        return ask("version.data", {"id": "version", "property": "data"},
+                   [{"id": "tick", "property": "n_intervals", "value": 1}],
+                   [{"id": "version", "property": "data", "value": current}])[1].get("version", {}).get("data")
+
+    def summary(version):
+        outputs = [{"id": "progress", "property": "figure"}, {"id": "summary", "property": "children"},
+                   {"id": "task", "property": "options"}, {"id": "filter-column", "property": "options"}]
+        code, response = ask("..progress.figure...summary.children...task.options...filter-column.options..",
+                             outputs, [{"id": "version", "property": "data", "value": version}])
+        return code, response.get("summary", {}).get("children")
+
+    bad = out / "trials" / "zzzz-bad.parquet"
+    bad.write_bytes(b"not parquet")
+    deadline = time.monotonic() + 30
+    while views.failed is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert views.failed is not None and views.key == first
+    version = poll(first)
+    assert version == views.failed[0] == signature(out)
+    code, text = summary(version)
+    assert code == 200 and str(bad) in text and "Move it away" in text
+    assert views.get(version).df.shape[0] == TOTAL - 1          # the last view read, for the other figures
+    time.sleep(0.5)                                              # the watcher does not read it again
+    assert capsys.readouterr().err.count(str(bad)) == 1
+    bad.unlink()
+    write_synthetic_run(out, STUDY)
+    while views.key != signature(out) and time.monotonic() < deadline + 30:
+        time.sleep(0.02)
+    assert views.failed is None and len(views.view.df) == TOTAL
+    new = poll(version)
+    assert new == views.key and summary(new)[1].startswith(f"{TOTAL} of ")
+    views.stopped.set()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
 def test_the_dashboard_process_can_keep_its_freed_memory():
     """After keep_freed_memory, 100 MiB freed and allocated again is served
