@@ -105,8 +105,8 @@ class Views:
             while not self.stopped.wait(every_s):
                 try:
                     key = signature(self.run_dir)
-                except OSError:
-                    continue                    # the directory is being moved or written: the next look
+                except Exception:  # noqa: BLE001 -- moved or being written: the next look (the thread must live)
+                    continue
                 failed = self.failed
                 # not while the page's callbacks compute: those still to start would take
                 # the newer view, and the redraw under way would wait for it
