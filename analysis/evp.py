@@ -129,7 +129,7 @@ def _weight_matrix(N: int, ns: np.ndarray, replace: bool) -> np.ndarray:
         return np.vstack([_weights(N, int(k), True) for k in ns]) if len(ns) else np.zeros((0, N))
     if np.any(ns > N):
         raise ValueError(f"without replacement n must be ≤ N = {N}, got {int(ns.max())}")
-    key = (int(N), tuple(int(k) for k in ns))
+    key = _kept_key(N, ns)
     with _KEPT_LOCK:
         if key in _KEPT:
             _KEPT.move_to_end(key)
@@ -145,10 +145,14 @@ def _weight_matrix(N: int, ns: np.ndarray, replace: bool) -> np.ndarray:
     return w
 
 
+def _kept_key(N: int, ns) -> tuple:
+    return int(N), tuple(int(k) for k in np.atleast_1d(ns))
+
+
 def weights_kept(N: int, ns) -> bool:
     """Whether the weights without replacement of N runs at ``ns`` are kept (no computing needed)."""
     with _KEPT_LOCK:
-        return (int(N), tuple(int(k) for k in np.atleast_1d(ns))) in _KEPT
+        return _kept_key(N, ns) in _KEPT
 
 
 def prepare_weights(sizes, points: int = 60, delay_s: float = 0.0) -> Future:
