@@ -33,8 +33,8 @@ import pandas as pd
 from study.errors import UserError
 
 from .paired import compare
-from .report import rows_where
 from .significance import bootstrap_median
+from .specs import rows_where
 from .verdict import (Rule, Verdict, mean_ranks, percentile_interval, rank_interval, rank_verdict, value_estimate,
                       verdict)
 
@@ -198,7 +198,7 @@ def judge(claim: Claim, df: pd.DataFrame, *, results=(), specs=(), n_bootstrap: 
           seed: int = 0) -> ClaimResult:
     """The estimate, interval and verdict of one claim on a trials table.
     ``results`` and ``specs``: the run directory's result columns and
-    comparisons (:func:`analysis.report.comparisons_of`); a share or delta
+    comparisons (:func:`analysis.load.comparisons_of`); a share or delta
     claim on a choice the directory compares pairs as that comparison does
     (its row filter, ignored columns and options)."""
     spec = next((s for s in specs if s.choice == claim.choice), None)

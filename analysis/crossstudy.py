@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from .agreement import RankAgreement, rank_agreement
-from .load import load
-from .report import comparisons_of, rows_where
+from .load import comparisons_of, load
+from .specs import rows_where
 from .tables import Table
 
 __all__ = ["StudyAgreement", "study_agreement", "agreement_table"]

@@ -28,7 +28,7 @@ from . import figures as F
 from . import statfigures as SF
 from .figurekit import empty_figure
 from .liveview import Views, freeze_startup, keep_freed_memory, only_changed, signature
-from .report import rows_where
+from .specs import rows_where
 
 __all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
 

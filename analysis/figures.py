@@ -40,11 +40,11 @@ from plotly.subplots import make_subplots
 from study.store import RunDir
 
 from .figurekit import TABLE_MARGIN, empty_figure, fast_figure, option_color, table_height
-from .imported import ComparisonSpec
-from .paired import Comparison
+from .load import comparisons_of, epochs_frame, trials_frame
+from .paired import Comparison, compare_spec
 from .pairing import as_text
-from .report import as_categories, compare_spec, comparisons_of
 from .seeds import option_distributions, seed_spreads
+from .specs import ComparisonSpec, as_categories
 from .violins import violin_traces
 
 __all__ = ["FIGURE_IDS", "RunView", "load_view", "compare_view", "progress_figure",
@@ -98,7 +98,6 @@ def load_view(run_dir: str | Path, *, epochs: bool = True, cached=None) -> RunVi
     counts and the driver's progress file). ``cached``, a
     :class:`study.shards.Cached` of the directory, reads only what changed
     since its last read (the live dashboard)."""
-    from .load import epochs_frame, trials_frame
 
     rd = RunDir(run_dir) if cached is None else cached.rd
     rd.require()

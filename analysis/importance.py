@@ -44,7 +44,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from .paired import finished
+from .pairing import finished
 
 __all__ = ["importance", "fanova", "Importance", "NOT_SET", "MAX_LEVELS", "MAX_ROWS"]
 

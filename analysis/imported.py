@@ -34,22 +34,9 @@ from study.files import file_sha256
 from study.manifest import imported_manifest
 from study.store import RunDir
 
-__all__ = ["import_csv", "ComparisonSpec", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"]
+from .specs import ComparisonSpec
 
-
-@dataclass(frozen=True)
-class ComparisonSpec:
-    """One comparison to report: the column holding the option, the options in
-    display order, columns left out of pairing, and a row filter
-    (column -> allowed values); ``mode`` says which scores are better
-    (``max``, or ``min`` for a loss or a dispersion score)."""
-
-    name: str
-    choice: str
-    options: list[str] | None = None
-    ignore: list[str] = field(default_factory=list)
-    where: dict[str, list] = field(default_factory=dict)
-    mode: str = "max"
+__all__ = ["import_csv", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"]
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,10 @@ import pandas as pd
 
 from .dominance import Dominance, dominance
 from .evp import expected_selected, log_grid
-from .imported import ComparisonSpec
 from .importance import Importance, fanova
-from .paired import Comparison
+from .paired import Comparison, compare_spec
 from .pairing import RESULT_COLUMNS, PairedRows, by_config, paired_rows
-from .report import rows_where
+from .specs import ComparisonSpec, rows_where
 
 __all__ = ["EVPCurve", "ChoiceStats", "choice_stats", "paired_of", "Computed", "compute", "ImportanceGroup",
            "importance_groups", "start_importance", "evp_curves", "importance_by_task", "parallel_table", "hyperparameters",
@@ -207,7 +206,7 @@ def importance_key(df: pd.DataFrame, spec: ComparisonSpec) -> tuple:
 
 def paired_of(df: pd.DataFrame, spec: ComparisonSpec, results=()) -> tuple[PairedRows, list[str]]:
     """The paired rows of ``spec`` among ``df``'s rows its filter keeps: what
-    :func:`analysis.report.compare_spec` and :func:`choice_stats` both start from."""
+    :func:`analysis.paired.compare_spec` and :func:`choice_stats` both start from."""
     return _rows(rows_where(df, spec.where), spec, results)
 
 
@@ -293,7 +292,6 @@ def compute(df: pd.DataFrame, specs: list[ComparisonSpec], results=(), *, n_boot
             seed: int = 0, by_task: dict[str, dict[str, Comparison]] | None = None) -> Computed:
     """Everything of :class:`Computed`; the importance groups are computed
     meanwhile in a worker process (:func:`start_importance`)."""
-    from .report import compare_spec
 
     results = list(results)
     pending = start_importance(df, specs, results, seed=seed)

@@ -9,7 +9,10 @@ import pyarrow.compute as pc
 
 from study.store import RunDir  # the store's reader: parts and compacted files alike
 
-__all__ = ["load", "load_epochs", "trials_frame", "epochs_frame"]
+from .imported import read_import_spec
+from .specs import ComparisonSpec
+
+__all__ = ["load", "load_epochs", "trials_frame", "epochs_frame", "comparisons_of", "study_tau"]
 
 TRIALS_EMPTY = ["trial_key", "config_id", "choice", "option", "seed", "status", "test_score"]
 EPOCHS_EMPTY = ["trial_key", "epoch", "train_loss", "dev_score", "test_score", "seconds"]
@@ -50,3 +53,36 @@ def load_epochs(run_dir: str | Path) -> pd.DataFrame:
     rd = RunDir(run_dir)
     rd.require()
     return epochs_frame(rd.read_epochs())
+
+
+def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]]:
+    """(comparisons to report, extra result columns) of a run directory."""
+    spec = read_import_spec(run_dir)
+    if spec is not None:
+        return list(spec.comparisons), list(spec.results)
+    rd = RunDir(run_dir)
+    rd.require()
+    manifest = rd.manifest()
+    recorded = manifest.get("compare")
+    mode = (manifest.get("train") or {}).get("mode", "max")
+    results = [str(c) for c in manifest.get("results") or []]
+    if recorded is not None:
+        return [ComparisonSpec(c["choice"], c["choice"], [str(o) for o in c["options"]], mode=mode)
+                for c in recorded], results
+    table = rd.read_trials(["choice", "option"])
+    if table is None:
+        return [], []
+    rows = table.select(["choice", "option"]).to_pylist()
+    options: dict[str, list[str]] = {}
+    for r in rows:
+        if r["choice"] is not None and r["option"] not in options.setdefault(r["choice"], []):
+            options[r["choice"]].append(r["option"])
+    return [ComparisonSpec(c, c, opts, mode=mode) for c, opts in options.items()], results
+
+
+def study_tau(run_dir) -> float:
+    """The study's τ (``tau:`` of the study file, kept in the manifest; 0.1 by default)."""
+    try:
+        return float(RunDir(run_dir).manifest().get("tau", 0.1))
+    except Exception:  # noqa: BLE001 - a directory without a readable manifest takes the default
+        return 0.1

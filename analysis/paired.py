@@ -39,11 +39,12 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .pairing import RESULT_COLUMNS, PairedRows, finished, pair_ids, paired_rows
+from .pairing import PairedRows, paired_rows
 from .significance import bootstrap_median, brown_forsythe, marks, sign_test, wilcoxon_signed_rank, win_shares
+from .specs import ComparisonSpec, rows_where
+from .tables import comparison_table
 
-__all__ = ["Comparison", "compare", "compare_tasks", "pair_ids", "finished", "RESULT_COLUMNS", "ALPHA",
-           "bootstrap_median", "win_shares"]
+__all__ = ["Comparison", "compare", "compare_tasks", "compare_spec", "ALPHA"]
 
 ALPHA = 0.01   # the paper's significance level for its marks
 
@@ -93,8 +94,6 @@ class Comparison:
 
     def markdown(self) -> str:
         """This comparison as a small Markdown table (see :mod:`analysis.tables` for the paper's layout)."""
-        from .tables import comparison_table
-
         return comparison_table({"": self}).markdown(title=self.choice)
 
 
@@ -221,3 +220,12 @@ def _compare_rows(rows: PairedRows, choice: str, options: list[str], score: str,
                       sigma_best=sigma_best, sigma_marks=sigma_marks, sigma_p=sigma_p, left_out=left_out,
                       unfinished_rows=unfinished_rows, confidence=confidence, n_bootstrap=n_bootstrap, alpha=alpha, mode=mode,
                       table=table, rows=paired)
+
+
+def compare_spec(df: pd.DataFrame, spec: ComparisonSpec, results=(), *, n_bootstrap: int = 1000,
+                 seed: int = 0, paired: tuple | None = None) -> dict[str, Comparison]:
+    """The comparison ``spec`` per task on the rows its filter keeps: the one
+    computation behind the tables, the figures and the dashboard (``paired``:
+    those rows' :func:`analysis.insights.paired_of`, if computed already)."""
+    return compare_tasks(rows_where(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
+                         results=list(results), n_bootstrap=n_bootstrap, seed=seed, mode=spec.mode, paired=paired)

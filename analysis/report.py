@@ -18,78 +18,25 @@ from pathlib import Path
 import pandas as pd
 
 from study.files import write_text
-from study.store import RunDir
 
-from .imported import ComparisonSpec, read_import_spec
-from .load import load
-from .paired import Comparison, compare_tasks
+from .imported import read_import_spec
+from .insights import compute
+from .ledger import ledger, ledger_tables
+from .load import comparisons_of, load, study_tau
+from .paired import Comparison, compare_spec
+from .robustness import robustness_of, robustness_table
 from .seeds import option_distributions, seed_variance, selection_scores
-from .tables import comparison_table, option_distribution_table, seed_variance_table, selection_table
+from .specs import ComparisonSpec, as_categories, rows_where
+from .tables import (comparison_table, dominance_table, importance_table, option_distribution_table,
+                     seed_variance_table, selection_table)
 
-__all__ = ["comparisons_of", "compare_spec", "report", "export_csv", "ReportSection", "rows_where", "as_categories", "sections"]
+__all__ = ["report", "export_csv", "ReportSection", "sections"]
 
 
 @dataclass
 class ReportSection:
     spec: ComparisonSpec
     by_task: dict[str, Comparison]
-
-
-def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]]:
-    """(comparisons to report, extra result columns) of a run directory."""
-    spec = read_import_spec(run_dir)
-    if spec is not None:
-        return list(spec.comparisons), list(spec.results)
-    rd = RunDir(run_dir)
-    rd.require()
-    manifest = rd.manifest()
-    recorded = manifest.get("compare")
-    mode = (manifest.get("train") or {}).get("mode", "max")
-    results = [str(c) for c in manifest.get("results") or []]
-    if recorded is not None:
-        return [ComparisonSpec(c["choice"], c["choice"], [str(o) for o in c["options"]], mode=mode)
-                for c in recorded], results
-    table = rd.read_trials(["choice", "option"])
-    if table is None:
-        return [], []
-    rows = table.select(["choice", "option"]).to_pylist()
-    options: dict[str, list[str]] = {}
-    for r in rows:
-        if r["choice"] is not None and r["option"] not in options.setdefault(r["choice"], []):
-            options[r["choice"]].append(r["option"])
-    return [ComparisonSpec(c, c, opts, mode=mode) for c, opts in options.items()], results
-
-
-def rows_where(df: pd.DataFrame, where: dict) -> pd.DataFrame:
-    """Rows whose value (as text) in each named column is one of the allowed
-    values (a comparison's row filter, the dashboard's filters)."""
-    for col, allowed in where.items():
-        if col in df.columns:
-            s = df[col]
-            text = s if isinstance(s.dtype, pd.StringDtype) else s.astype(str)   # text already: no copy
-            df = df[text.isin([str(a) for a in allowed]).fillna(False).to_numpy(dtype=bool)]
-    return df
-
-
-def as_categories(df: pd.DataFrame) -> pd.DataFrame:
-    """Text columns with repeated values as categoricals: every comparison
-    factorizes the same columns to pair rows, and a categorical is factorized
-    already. Values and missing values are unchanged."""
-    out = {}
-    for col in df.columns:
-        s = df[col]
-        if (pd.api.types.is_string_dtype(s) or s.dtype == object) and s.nunique(dropna=True) < len(s) // 2:
-            out[col] = s.astype("category")
-    return df.assign(**out) if out else df
-
-
-def compare_spec(df: pd.DataFrame, spec: ComparisonSpec, results=(), *, n_bootstrap: int = 1000,
-                 seed: int = 0, paired: tuple | None = None) -> dict[str, Comparison]:
-    """The comparison ``spec`` per task on the rows its filter keeps: the one
-    computation behind the tables, the figures and the dashboard (``paired``:
-    those rows' :func:`analysis.insights.paired_of`, if computed already)."""
-    return compare_tasks(rows_where(df, spec.where), spec.choice, options=spec.options, ignore=spec.ignore,
-                         results=list(results), n_bootstrap=n_bootstrap, seed=seed, mode=spec.mode, paired=paired)
 
 
 def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap: int = 1000,
@@ -110,9 +57,6 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
     seed distributions, the importance tables and the seed-variance table, in
     ``fmt`` (markdown, html or latex); ``df``: its trials, if already loaded;
     ``computed``: :func:`analysis.insights.compute`'s result, if computed already."""
-    from .insights import compute
-    from .tables import dominance_table, importance_table
-
     specs, results = comparisons_of(run_dir)
     if computed is None:
         computed = compute(as_categories(load(run_dir) if df is None else df), specs, results,
@@ -125,8 +69,6 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
         dom = computed.stats[spec.name].dominance
         if any(d is not None for d in dom.values()):
             parts.append(dominance_table(dom).render(fmt, title=f"dominance: {spec.name}"))
-    from .robustness import robustness_of, robustness_table, study_tau
-
     tau = study_tau(run_dir)
     for spec in specs:                                   # studies that scored evaluation sets (evaluate:)
         rob = robustness_of(df, spec, results, tau)
@@ -153,8 +95,6 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
                      .render(fmt, title="seed variance"))
     else:
         parts.append("(this run directory names no comparisons)")
-    from .ledger import ledger, ledger_tables
-
     led = ledger(run_dir, df, specs, results, seed=seed)
     if led is not None:                      # the sealed claims and their verdicts come first
         parts = [t.render(fmt, title=title) for title, t in ledger_tables(led)] + parts

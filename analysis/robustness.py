@@ -32,10 +32,11 @@ import numpy as np
 import pandas as pd
 
 from .multiple import holm
+from .specs import rows_where
 from .tables import DAGGER, Table
 
 __all__ = ["robustness", "Robustness", "PopulationRow", "robustness_table", "robustness_figure", "eval_columns",
-           "population_label", "robustness_of", "study_tau", "MAX_POPULATIONS"]
+           "population_label", "robustness_of", "MAX_POPULATIONS"]
 
 
 @dataclass
@@ -153,21 +154,9 @@ def robustness(df: pd.DataFrame, choice: str, *, phenomena: list[str] | None = N
 MAX_POPULATIONS = 12      # more configurations than this: one population per option
 
 
-def study_tau(run_dir) -> float:
-    """The study's τ (``tau:`` of the study file, kept in the manifest; 0.1 by default)."""
-    from study.store import RunDir
-
-    try:
-        return float(RunDir(run_dir).manifest().get("tau", 0.1))
-    except Exception:  # noqa: BLE001 - a directory without a readable manifest takes the default
-        return 0.1
-
-
 def robustness_of(df: pd.DataFrame, spec, results=(), tau: float = 0.1) -> Robustness | None:
     """The robustness of a report's comparison ``spec`` (None without ``eval_`` columns): per
     population when the choice has at most :data:`MAX_POPULATIONS` configurations, else per option."""
-    from .report import rows_where
-
     rows = rows_where(df, spec.where)
     if not eval_columns(rows) or "option" not in rows:
         return None

@@ -22,8 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from .paired import RESULT_COLUMNS, finished, pair_ids
-from .pairing import as_text
+from .pairing import RESULT_COLUMNS, as_text, finished, pair_ids
 
 __all__ = ["seed_variance", "seed_distribution", "seed_distributions", "ks_test", "SeedDistribution", "selection_scores"]
 

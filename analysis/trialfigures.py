@@ -6,8 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .figurekit import COLORS, TABLE_MARGIN, empty_figure, table_height
-from .imported import ComparisonSpec
 from .pairing import as_text, finished
+from .specs import ComparisonSpec
 
 __all__ = ["default_trials", "curves_figure", "confusion_figure", "problems_figure", "mean_curves", "learning_figure"]
 

@@ -113,7 +113,7 @@ def full_study(space: Path, out: Path, cpus: int) -> dict:
     ok = pc.sum(pc.equal(t["status"], "ok")).as_py()
     return {"trials": n, "ok": ok, "wall_s": wall, "trials_per_s": n / wall, "peak_rss_mb": peak_kb / 1024,
             "per_tenth_trials_per_s": rates, "last_over_first": rates[-1] / rates[0],
-            "shards": len(rd.shards("trials")), "parts_left": len(rd._part_keys(rd.trials_dir))}
+            "shards": len(rd.shards("trials")), "parts_left": len(rd.part_keys(rd.trials_dir))}
 
 
 def disk_mb(path: Path) -> float:
@@ -180,7 +180,7 @@ def dashboard_refresh(space_text: str, samples: int, out: Path, cpus: int, folde
             for r in range(rounds):
                 grown = folder / f"grown-{r + 1}.yaml"
                 grown.write_text(space_text.format(samples=samples + r + 1))
-                before = set(rd._part_keys(rd.trials_dir))
+                before = set(rd.part_keys(rd.trials_dir))
                 start = int(page.inner_text("#summary").split()[0])
                 ray_tmp = tempfile.mkdtemp(prefix="scl-", dir="/tmp")
                 resume = subprocess.Popen([sys.executable, "-m", "study", "run", str(grown), "--out", str(out),
@@ -189,7 +189,7 @@ def dashboard_refresh(space_text: str, samples: int, out: Path, cpus: int, folde
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 landed = None
                 while landed is None:           # the first new trials part: when it landed on disk
-                    new = [p for k, p in rd._part_keys(rd.trials_dir).items() if k not in before]
+                    new = [p for k, p in rd.part_keys(rd.trials_dir).items() if k not in before]
                     if new:
                         landed = min(os.stat(p).st_mtime for p in new)
                     elif resume.poll() is not None:

@@ -64,7 +64,7 @@ class StoreAndProgress(tune.Callback):
         self.last_print = 0.0
         self.tty = stream.isatty()
         self.fold_every = fold_parts()
-        self.unfolded = len(rd._part_keys(rd.trials_dir))     # parts a killed run left count toward the first fold
+        self.unfolded = len(rd.part_keys(rd.trials_dir))     # parts a killed run left count toward the first fold
         self.fold_warned = False
         self.written: dict[str, dict[str, pa.Table | None]] = {}    # key -> its tables, until folded
 

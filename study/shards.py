@@ -34,18 +34,17 @@ from __future__ import annotations
 
 import os
 import re
-from concurrent.futures import ThreadPoolExecutor
+import time
 from typing import Callable
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from .errors import UserError
+from .storage import Vanished
 
-__all__ = ["FOLD_PARTS", "MAX_SHARDS", "TABLES", "Vanished", "resolve", "fold", "merge", "compact_all",
-           "shard_name", "shard_seq", "fold_parts", "read_part", "read_parts", "read_resolved", "stored_keys",
-           "Cached"]
+__all__ = ["FOLD_PARTS", "MAX_SHARDS", "TABLES", "resolve", "fold", "merge", "compact_all",
+           "shard_name", "shard_seq", "fold_parts", "read_resolved", "stored_keys", "Cached"]
 
 #: The driver folds parts into a shard once this many trials parts are waiting
 #: (``SEEDSWEEP_FOLD_PARTS`` overrides); at the run's end it folds what is left
@@ -58,43 +57,6 @@ SORT = {"trials": [("trial_key", "ascending")],
         "epochs": [("trial_key", "ascending"), ("epoch", "ascending")],
         "confusion": [("trial_key", "ascending"), ("epoch", "ascending")]}
 _SHARD = re.compile(r"^(trials|epochs|confusion)-(\d{6,})\.parquet$")
-
-
-class Vanished(Exception):
-    """A file a reader listed was removed before it was read (a fold or merge ran)."""
-
-
-def read_part(path, columns: list[str] | None = None) -> pa.Table:
-    """One local Parquet file (only ``columns`` of it, those it has);
-    :class:`Vanished` when it was removed after being listed."""
-    try:
-        f = pq.ParquetFile(path)
-        if columns is not None:
-            names = set(f.schema_arrow.names)
-            columns = [c for c in columns if c in names]
-        return f.read(columns=columns, use_threads=False)
-    except FileNotFoundError:
-        raise Vanished(str(path)) from None
-    except (OSError, pa.ArrowInvalid) as exc:
-        if not os.path.exists(path):
-            raise Vanished(str(path)) from None
-        raise UserError(str(path), f"this Parquet file cannot be read ({exc}).",
-                        "Move it away (its trial will run again on the next 'seedsweep run') "
-                        "or restore it from a backup.") from None
-
-
-_POOL: ThreadPoolExecutor | None = None
-
-
-def read_parts(read: Callable, paths: list, columns: list[str] | None = None) -> list[pa.Table]:
-    """``read(path, columns)`` for each path, on a thread pool (Arrow decodes
-    without the GIL), in the order given."""
-    global _POOL
-    if len(paths) < 4:
-        return [read(p, columns) for p in paths]
-    if _POOL is None:
-        _POOL = ThreadPoolExecutor(max_workers=min(16, 4 * (os.cpu_count() or 1)), thread_name_prefix="seedsweep-read")
-    return list(_POOL.map(lambda p: read(p, columns), paths))
 
 
 def _again(rd, what: str, step: Callable):
@@ -122,12 +84,12 @@ def stored_keys(rd) -> set[str]:
     column of the shards and the compacted file (no other column is read)."""
     def step():
         files = [p for _, p in rd.shards("trials")]
-        if rd._is_file(rd.compacted_trials):
+        if rd.storage.is_file(rd.compacted_trials):
             files.append(rd.compacted_trials)
-        keys = set(rd._part_keys(rd.trials_dir))
-        for t in rd._read_many(files, ["trial_key"]):
+        keys = set(rd.part_keys(rd.trials_dir))
+        for t in rd.storage.read_many(files, ["trial_key"]):
             keys.update(t["trial_key"].to_pylist())
-        return keys | set(rd._part_keys(rd.trials_dir))
+        return keys | set(rd.part_keys(rd.trials_dir))
     return _again(rd, "trials", step)
 
 
@@ -188,12 +150,12 @@ def _layers(rd, table: str, columns: list[str] | None) -> list[pa.Table | None]:
     Listed newest first (parts, then shards, then the compacted file) and read
     oldest first, so a fold or merge running meanwhile can hide nothing: a
     file it removed after the listing raises :class:`Vanished` instead."""
-    parts = rd._part_keys(rd.folder(table))
+    parts = rd.part_keys(rd.folder(table))
     shards = [p for _, p in rd.shards(table)]
     compacted = rd.compacted_path(table)
-    layers = [rd._read_table(compacted, columns) if rd._is_file(compacted) else None]
-    layers += rd._read_many(shards, columns)
-    layers.append(_concat(rd._read_many(list(parts.values()), columns)))
+    layers = [rd.storage.read_table(compacted, columns) if rd.storage.is_file(compacted) else None]
+    layers += rd.storage.read_many(shards, columns)
+    layers.append(_concat(rd.storage.read_many(list(parts.values()), columns)))
     return layers
 
 
@@ -202,8 +164,6 @@ def _hold() -> None:
     no wait). Only the kill tests set it, to aim a SIGKILL into that window."""
     raw = os.environ.get("SEEDSWEEP_FOLD_HOLD", "")
     if raw:
-        import time
-
         time.sleep(float(raw))
 
 
@@ -214,7 +174,7 @@ def fold(rd, min_parts: int = 1, known: dict | None = None) -> int:
     ``known`` maps a trial key to the tables its parts were written from
     (``{"trials": ..., "epochs": ..., "confusion": ...}``): those parts are
     not read back."""
-    trial_parts = rd._part_keys(rd.trials_dir)
+    trial_parts = rd.part_keys(rd.trials_dir)
     if not trial_parts or len(trial_parts) < min_parts:
         return 0
     keys = set(trial_parts)
@@ -222,18 +182,18 @@ def fold(rd, min_parts: int = 1, known: dict | None = None) -> int:
     seq = rd.next_shard()
     folded: dict[str, list] = {}
     for table in ("epochs", "confusion", "trials"):            # the trials shard last, as a part is stored
-        parts = trial_parts if table == "trials" else {k: p for k, p in rd._part_keys(rd.folder(table)).items()
+        parts = trial_parts if table == "trials" else {k: p for k, p in rd.part_keys(rd.folder(table)).items()
                                                        if k in keys}
         kept = {k: known[k][table] for k in parts if known.get(k, {}).get(table) is not None}
         unread = [p for k, p in parts.items() if k not in kept]
-        data = _concat(list(kept.values()) + rd._read_many(unread))
+        data = _concat(list(kept.values()) + rd.storage.read_many(unread))
         if data is not None and data.num_rows:
-            rd._write_table(data.sort_by(SORT[table]), rd.shard_path(table, seq))
+            rd.storage.write_table(data.sort_by(SORT[table]), rd.shard_path(table, seq))
         folded[table] = list(parts.values())
     _hold()
     for table in ("epochs", "confusion", "trials"):
         for path in folded[table]:
-            rd._delete(path)
+            rd.storage.delete(path)
     if len(rd.shards("trials")) > MAX_SHARDS:
         merge(rd)
     return len(trial_parts)
@@ -246,29 +206,29 @@ def merge(rd) -> None:
     for table in ("epochs", "confusion", "trials"):
         if not old[table]:
             continue
-        data = resolve(rd._read_many([p for _, p in old[table]]))
+        data = resolve(rd.storage.read_many([p for _, p in old[table]]))
         if data is not None:
-            rd._write_table(data.sort_by(SORT[table]), rd.shard_path(table, seq))
+            rd.storage.write_table(data.sort_by(SORT[table]), rd.shard_path(table, seq))
     for table in TABLES:
         for _, path in old[table]:            # oldest first
-            rd._delete(path)
+            rd.storage.delete(path)
 
 
 def compact_all(rd) -> tuple[int, int]:
     """Every layer into the compacted files; returns (trial rows, epoch rows)."""
-    parts = {table: list(rd._part_keys(rd.folder(table)).values()) for table in TABLES}
+    parts = {table: list(rd.part_keys(rd.folder(table)).values()) for table in TABLES}
     shards = sorted(((seq, path) for table in TABLES for seq, path in rd.shards(table)), key=lambda s: s[0])
     counts = {}
     for table in ("confusion", "epochs", "trials"):
         data = resolve(_layers(rd, table, None))
         counts[table] = 0 if data is None else data.num_rows
         if data is not None:
-            rd._write_table(data.sort_by(SORT[table]), rd.compacted_path(table))
+            rd.storage.write_table(data.sort_by(SORT[table]), rd.compacted_path(table))
     for _, path in shards:                    # oldest first: what remains is newest for its keys
-        rd._delete(path)
+        rd.storage.delete(path)
     for table in ("epochs", "confusion", "trials"):
         for path in parts[table]:
-            rd._delete(path)
+            rd.storage.delete(path)
     return counts["trials"], counts["epochs"]
 
 
@@ -282,26 +242,20 @@ class Cached:
         self.files: dict[str, dict] = {table: {} for table in TABLES}
 
     def _stamp(self, path):
-        if self.rd.remote:
-            return None                         # objects are never rewritten in place: the name is enough
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            raise Vanished(str(path)) from None
-        return (st.st_ino, st.st_mtime_ns, st.st_size)
+        return self.rd.storage.stamp(path)      # None on an object store: objects are never rewritten in place
 
     def table(self, table: str) -> pa.Table | None:
         """``table`` resolved over its layers, as :meth:`RunDir.read_trials` gives it."""
         rd, cache = self.rd, self.files[table]
 
         def step():
-            parts = list(rd._part_keys(rd.folder(table)).values())      # listed newest first, as _layers
+            parts = list(rd.part_keys(rd.folder(table)).values())      # listed newest first, as _layers
             shards = [p for _, p in rd.shards(table)]
             compacted = rd.compacted_path(table)
-            files = ([compacted] if rd._is_file(compacted) else []) + shards + parts
+            files = ([compacted] if rd.storage.is_file(compacted) else []) + shards + parts
             stamps = {str(p): self._stamp(p) for p in files}            # before reading: a rewrite shows next time
             stale = [p for p in files if cache.get(str(p), (None,))[0] != stamps[str(p)] or str(p) not in cache]
-            read = dict(zip(map(str, stale), rd._read_many(stale)))
+            read = dict(zip(map(str, stale), rd.storage.read_many(stale)))
             fresh = {k: (stamps[k], read[k] if k in read else cache[k][1]) for k in stamps}
             layers = [fresh[str(compacted)][1] if str(compacted) in fresh else None]
             layers += [fresh[str(p)][1] for p in shards]

@@ -2,7 +2,8 @@
 
 :class:`RunDir` is the only code that knows the paths of a run directory:
 every command, the analysis package and the dashboard read and write one
-through it (a run on an object store is a :class:`~study.remote.RemoteRunDir`).
+through it; where the files live (a folder, an object store) is its
+:class:`~study.storage.Storage`.
 
 Layout of ``DIR`` (``--out DIR``)::
 
@@ -26,22 +27,22 @@ trials part exists. A part overrides a compacted row with the same key
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import shutil
 import uuid
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .errors import UserError
-from .files import TMP_PREFIX, is_uri, write_bytes, write_json, write_table
+from .files import TMP_PREFIX, write_json
 from .schema import escape_key, unescape_key
-from .shards import compact_all, fold, read_part, read_parts, read_resolved, shard_name, shard_seq, stored_keys
+from .shards import compact_all, fold, read_resolved, shard_name, shard_seq, stored_keys
+from .backends import open_storage
+from .storage import Storage
 
 __all__ = ["RunDir", "SCHEMA_VERSION"]
 
@@ -49,93 +50,70 @@ SCHEMA_VERSION = 1
 
 
 class RunDir:
-    """A run directory on the local filesystem (or a mounted shared one).
-    ``RunDir("s3://bucket/dir")`` gives a :class:`RemoteRunDir` instead."""
-
-    remote = False
-
-    def __new__(cls, path: str | Path):
-        if cls is RunDir and is_uri(path):
-            from .remote import RemoteRunDir
-
-            return super().__new__(RemoteRunDir)
-        return super().__new__(cls)
+    """A run directory, on whichever :class:`~study.storage.Storage` its path
+    names: a local (or mounted) folder, or an object store for a URI
+    (``RunDir("s3://bucket/dir?endpoint_override=…")``)."""
 
     def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.trials_dir = self.path / "trials"
-        self.epochs_dir = self.path / "epochs"
-        self.manifest_path = self.path / "manifest.json"
-        self.configs_path = self.path / "configs.parquet"
-        self.shards_dir = self.path / "shards"
-        self.compacted_trials = self.path / "trials.parquet"
-        self.compacted_epochs = self.path / "epochs.parquet"
-        self.progress_path = self.path / "progress.json"
-        self.confusion_dir = self.path / "confusion"
-        self.compacted_confusion = self.path / "confusion.parquet"
-        self.import_path = self.path / "import.json"
-        self.cache_dir: str | None = str(self.path / "cache")      # what trials share (e.g. embeddings)
+        self.storage: Storage = open_storage(path)
+        s = self.storage
+        self.path = s.root if not s.remote else s.name       # a Path locally; the URI on an object store
+        self.trials_dir = s.join("trials")
+        self.epochs_dir = s.join("epochs")
+        self.manifest_path = s.join("manifest.json")
+        self.configs_path = s.join("configs.parquet")
+        self.shards_dir = s.join("shards")
+        self.compacted_trials = s.join("trials.parquet")
+        self.compacted_epochs = s.join("epochs.parquet")
+        self.progress_path = s.join("progress.json")
+        self.confusion_dir = s.join("confusion")
+        self.compacted_confusion = s.join("confusion.parquet")
+        self.import_path = s.join("import.json")
+        self.cache_dir: str | None = s.local_folder("cache")   # what trials share (e.g. embeddings); on an
+        #                                                          object store trials cache in SEEDSWEEP_CACHE
 
     def __str__(self) -> str:
         return str(self.path)
 
+    @property
+    def remote(self) -> bool:
+        """True for a run directory on an object store."""
+        return self.storage.remote
+
     # ---------------------------------------------------------------- state
 
     def exists(self) -> bool:
-        return self.manifest_path.exists()
+        return self.storage.is_file(self.manifest_path)
 
     def require(self) -> None:
         """Raise a :class:`UserError` unless this is a run directory."""
-        if not self.path.is_dir():
+        s = self.storage
+        if not s.is_folder(self.path):
             raise UserError(str(self.path), "no such run directory.",
                             "Give the --out folder of a 'seedsweep run'.")
-        if not self.manifest_path.exists():
-            raise UserError(str(self.path), "this folder has no manifest.json, so it is not a run directory.",
-                            "Give the --out folder of a 'seedsweep run'.")
+        if not self.exists():
+            message = ("holds no manifest.json, so it is not a run directory." if s.remote else
+                       "this folder has no manifest.json, so it is not a run directory.")
+            raise UserError(str(self.path), message, f"Give the --out {s.noun} of a 'seedsweep run'.")
 
     def manifest(self) -> dict[str, Any]:
         try:
-            return json.loads(self.manifest_path.read_text())
+            return json.loads(self.storage.read_text(self.manifest_path))
         except (OSError, json.JSONDecodeError) as exc:
-            raise UserError(str(self.manifest_path), f"cannot read the manifest ({exc}).",
+            raise UserError(self.storage.where(self.manifest_path), f"cannot read the manifest ({exc}).",
                             "Restore it from a backup; it records the study's YAML.") from None
 
-    # Storage primitives: the rest of the class is written in terms of these,
-    # and RemoteRunDir overrides only them (plus paths, manifest, lock, prepare).
-    def _is_file(self, path) -> bool:
-        return Path(path).is_file()
-
-    def _read_table(self, path, columns: list[str] | None = None) -> pa.Table:
-        return read_part(path, columns)
-
-    def _read_many(self, paths: list, columns: list[str] | None = None) -> list[pa.Table]:
-        """Several files, read in parallel, in the order given."""
-        return read_parts(self._read_table, paths, columns)
-
-    def _list(self, folder) -> dict[str, Path]:
-        """File name -> path of the files in ``folder`` (none when it is missing)."""
-        try:
-            with os.scandir(folder) as entries:
-                return {e.name: Path(e.path) for e in entries}
-        except FileNotFoundError:
-            return {}
-
-    def _write_table(self, table: pa.Table, path) -> None:
-        write_table(table, path)
-
-    def _delete(self, path) -> None:
-        Path(path).unlink()
-
     def configs(self) -> pa.Table | None:
-        if not self._is_file(self.configs_path):
+        if not self.storage.is_file(self.configs_path):
             return None
-        return self._read_table(self.configs_path)
+        return self.storage.read_table(self.configs_path)
 
-    def part_path(self, folder: Path, key: str) -> Path:
-        return folder / f"{escape_key(key)}.parquet"
+    def part_path(self, folder, key: str):
+        return self.storage.child(folder, f"{escape_key(key)}.parquet")
 
-    def _part_keys(self, folder) -> dict[str, Path]:
-        return {unescape_key(name[: -len(".parquet")]): p for name, p in self._list(folder).items()
+    def part_keys(self, folder) -> dict:
+        """Trial key -> path of the parts in ``folder`` (one of :meth:`folder`)."""
+        return {unescape_key(name[: -len(".parquet")]): p for name, p in self.storage.list(folder).items()
                 if not name.startswith(".") and name.endswith(".parquet")}
 
     # Layers (study.shards): the compacted file, shards, parts.
@@ -148,16 +126,16 @@ class RunDir:
                 "confusion": self.compacted_confusion}[table]
 
     def shard_path(self, table: str, seq: int):
-        return self.shards_dir / shard_name(table, seq)
+        return self.storage.join("shards", shard_name(table, seq))
 
     def shards(self, table: str) -> list[tuple[int, Path]]:
         """(number, path) of the table's shards, oldest first."""
-        found = [(shard_seq(name), p) for name, p in self._list(self.shards_dir).items()]
+        found = [(shard_seq(name), p) for name, p in self.storage.list(self.shards_dir).items()]
         return sorted((s[1], p) for s, p in found if s is not None and s[0] == table)
 
     def next_shard(self) -> int:
         """A shard number above every shard of every table."""
-        seqs = [s[1] for s in map(shard_seq, self._list(self.shards_dir)) if s is not None]
+        seqs = [s[1] for s in map(shard_seq, self.storage.list(self.shards_dir)) if s is not None]
         return max(seqs, default=0) + 1
 
     def stored_keys(self) -> set[str]:
@@ -177,15 +155,12 @@ class RunDir:
     def read_progress(self) -> dict[str, Any] | None:
         """The driver's live progress file (running trials, updated_at), or None."""
         try:
-            return json.loads(self._read_text(self.progress_path))
+            return json.loads(self.storage.read_text(self.progress_path))
         except (OSError, ValueError):
             return None
 
-    def _read_text(self, path) -> str:
-        return Path(path).read_text()
-
     def write_progress(self, progress: dict[str, Any]) -> None:
-        write_json(progress, self.progress_path)
+        self.storage.write_json(progress, self.progress_path)
 
     def read_confusion(self, columns: list[str] | None = None) -> pa.Table | None:
         """Stored confusion counts (families that classify), or None."""
@@ -193,80 +168,57 @@ class RunDir:
 
     # --------------------------------------------------------------- writing
 
-    @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold ``DIR/.lock`` for as long as this process writes the directory.
-
-        The lock is an advisory ``flock``: the kernel releases it when the
-        holder dies, so a killed run never blocks the next one.
-        """
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise UserError(str(self.path), "another seedsweep process is writing this run directory.",
-                                "Wait for it to finish or stop it; one run directory has one writer.") from None
-            yield
-        finally:
-            os.close(fd)
+    def locked(self):
+        """Held for as long as this process writes the directory: ``DIR/.lock``
+        (an advisory ``flock``) locally; nothing on an object store (one
+        writer by convention)."""
+        return self.storage.locked()
 
     def prepare(self) -> None:
         """Create the folders and remove temporary files a killed writer left."""
-        for folder in (self.path, self.trials_dir, self.epochs_dir, self.confusion_dir, self.shards_dir):
-            folder.mkdir(parents=True, exist_ok=True)
-            for entry in folder.iterdir():
-                if entry.name.startswith(TMP_PREFIX):
-                    entry.unlink()
+        self.storage.prepare([self.storage.root, self.trials_dir, self.epochs_dir, self.confusion_dir,
+                              self.shards_dir])
 
     def write_trial(self, key: str, trial_row: pa.Table, epoch_rows: pa.Table,
                     confusion: pa.Table | None = None) -> None:
         """Store one finished trial: its epochs (and confusion) parts, then its
         trials part -- a trial row is the last thing written."""
-        self._write_table(epoch_rows, self.part_path(self.epochs_dir, key))
+        write = self.storage.write_table
+        write(epoch_rows, self.part_path(self.epochs_dir, key))
         if confusion is not None and confusion.num_rows:
-            self._write_table(confusion, self.part_path(self.confusion_dir, key))
-        self._write_table(trial_row, self.part_path(self.trials_dir, key))
+            write(confusion, self.part_path(self.confusion_dir, key))
+        write(trial_row, self.part_path(self.trials_dir, key))
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
-        write_json(manifest, self.manifest_path)
+        self.storage.write_json(manifest, self.manifest_path)
 
     @property
-    def claims_path(self) -> Path:
+    def claims_path(self):
         """The sealed claims file (study.sealing)."""
-        return self.path / "claims.yaml"
+        return self.storage.join("claims.yaml")
 
     def write_claims(self, data: bytes) -> None:
-        write_bytes(data, self.claims_path)
+        self.storage.write_bytes(data, self.claims_path)
 
     def supersede_claims(self, n: int) -> str:
         """Keep the sealed claims as ``claims-superseded-<n>.yaml``; returns its name."""
-        target = self.path / f"claims-superseded-{n}.yaml"
-        self.claims_path.replace(target)
-        return target.name
+        name = f"claims-superseded-{n}.yaml"
+        self.storage.rename(self.claims_path, self.storage.join(name))
+        return name
 
     def write_configs(self, configs: pa.Table) -> None:
-        self._write_table(configs, self.configs_path)
+        self.storage.write_table(configs, self.configs_path)
 
     def check_out(self) -> None:
         """Raise a :class:`UserError` unless this may become (or is) a run directory."""
-        out = self.path
-        if out.exists() and not out.is_dir():
-            raise UserError(str(out), "exists and is not a folder.", "Give a new or existing run directory as --out.")
-        if out.is_dir() and not (out / "manifest.json").exists():
-            leftovers = [p.name for p in out.iterdir() if p.name != ".lock" and not p.name.startswith(TMP_PREFIX)]
-            if leftovers:
-                raise UserError(str(out), f"is a folder with other files ({', '.join(sorted(leftovers)[:3])}…) and no "
-                                "manifest.json, so it is not a seedsweep run directory.",
-                                "Give a new or empty folder as --out, or an existing run directory.")
+        self.storage.check_out(self.manifest_path)
 
     def read_import_spec(self) -> dict[str, Any] | None:
         """The raw ``import.json`` of an imported directory (None for a seedsweep run)."""
-        if not self._is_file(self.import_path):
+        if not self.storage.is_file(self.import_path):
             return None
         try:
-            return json.loads(self._read_text(self.import_path))
+            return json.loads(self.storage.read_text(self.import_path))
         except (OSError, json.JSONDecodeError) as exc:
             raise UserError(str(self.import_path), f"cannot read the import description ({exc}).",
                             "Restore it, or import the source file again into a new folder.") from None

@@ -17,7 +17,8 @@ from scipy import stats
 from analysis import (aso, compare, compare_tasks, expected_max, holm, importance, ks_test, p_improvement,
                       seed_distribution, seed_variance)
 from analysis.aso import violation_ratio
-from analysis.paired import bootstrap_median, pair_ids, win_shares
+from analysis.pairing import pair_ids
+from analysis.significance import bootstrap_median, win_shares
 
 PROPS = settings(max_examples=60, deadline=None, derandomize=True)
 

@@ -77,14 +77,14 @@ def build(path: Path) -> tuple[RunDir, dict]:
     for i in range(10, 13):
         write(rd, oracle, f"c{i:05d}/x=a/seed=1", "ok", 1, 2)
     write(rd, oracle, "c00007/x=a/seed=1", "diverged", 3, 5)
-    assert len(rd.shards("trials")) == 2 and rd._part_keys(rd.trials_dir)
+    assert len(rd.shards("trials")) == 2 and rd.part_keys(rd.trials_dir)
     return rd, oracle
 
 
 def crashing(rd: RunDir, at: int, step: str) -> RunDir:
     """``rd`` whose ``at``-th write (or delete) raises :class:`Crash` instead."""
     count = {"n": 0}
-    real = getattr(rd, step)
+    real = getattr(rd.storage, step)
 
     def maybe(*args):
         count["n"] += 1
@@ -92,7 +92,7 @@ def crashing(rd: RunDir, at: int, step: str) -> RunDir:
             raise Crash(step)
         return real(*args)
 
-    setattr(rd, step, maybe)
+    setattr(rd.storage, step, maybe)
     return rd
 
 
@@ -105,7 +105,7 @@ def test_a_compaction_killed_at_any_step_loses_nothing_and_the_next_completes_it
     assert seen(template) == oracle
     run = OPERATIONS[operation]
     crashes = 0
-    for step in ("_write_table", "_delete"):
+    for step in ("write_table", "delete"):
         for at in range(1, 40):
             path = tmp_path / f"{step}-{at}"
             shutil.copytree(template.path, path)
@@ -117,15 +117,15 @@ def test_a_compaction_killed_at_any_step_loses_nothing_and_the_next_completes_it
             else:
                 break                              # past the last step of this kind
             finally:
-                rd.__dict__.pop(step, None)
+                rd.storage.__dict__.pop(step, None)
             assert seen(rd) == oracle, f"{operation} killed at {step} #{at} changed what readers see"
             assert rd.stored_keys() == set(oracle)
             run(rd)                                # the next compaction completes it
             assert seen(rd) == oracle
-            assert set(rd._part_keys(rd.epochs_dir)) <= set(rd._part_keys(rd.trials_dir)), \
+            assert set(rd.part_keys(rd.epochs_dir)) <= set(rd.part_keys(rd.trials_dir)), \
                 "epochs parts left behind that no later fold would take"
             if operation == "compact":
-                assert not rd.shards("trials") and not rd._part_keys(rd.trials_dir)
+                assert not rd.shards("trials") and not rd.part_keys(rd.trials_dir)
             write(rd, dict(oracle), "c09999/x=a/seed=1", "ok", 1, 1)    # and the store goes on
             rd.fold()
             assert len(seen(rd)) == len(oracle) + 1
@@ -137,12 +137,12 @@ def test_fold_takes_only_stored_trials_and_merge_bounds_the_shards(tmp_path, mon
     rd.prepare()
     oracle: dict = {}
     orphan = pa.Table.from_pylist([{"trial_key": "c00099/x=a/seed=1", "epoch": 1}], schema=EPOCHS)
-    rd._write_table(orphan, rd.part_path(rd.epochs_dir, "c00099/x=a/seed=1"))    # killed before its trials part
+    rd.storage.write_table(orphan, rd.part_path(rd.epochs_dir, "c00099/x=a/seed=1"))    # killed before its trials part
     for i in range(3):
         write(rd, oracle, f"c{i:05d}/x=a/seed=1", "ok", 1, 2)
     assert rd.fold(min_parts=4) == 0 and not rd.shards("trials")
     assert rd.fold(min_parts=3) == 3
-    assert rd._part_keys(rd.epochs_dir) == {"c00099/x=a/seed=1": rd.part_path(rd.epochs_dir, "c00099/x=a/seed=1")}
+    assert rd.part_keys(rd.epochs_dir) == {"c00099/x=a/seed=1": rd.part_path(rd.epochs_dir, "c00099/x=a/seed=1")}
     for i in range(3, 3 + shards.MAX_SHARDS):
         write(rd, oracle, f"c{i:05d}/x=a/seed=1", "ok", 1, 2)
         rd.fold()
@@ -165,8 +165,8 @@ def test_readers_read_only_the_columns_they_ask_for(tmp_path):
 def test_the_cached_reader_reads_only_what_changed_and_agrees_with_a_fresh_read(tmp_path):
     rd, oracle = build(tmp_path / "run")
     reads: list[str] = []
-    real = rd._read_table
-    rd._read_table = lambda path, columns=None: reads.append(Path(path).name) or real(path, columns)
+    real = rd.storage.read_table
+    rd.storage.read_table = lambda path, columns=None: reads.append(Path(path).name) or real(path, columns)
     cached = shards.Cached(rd)
 
     def check(expect_reads: int | None):
@@ -230,7 +230,7 @@ def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path,
         proc.send_signal(signal.SIGKILL)          # inside the fold: shards written, parts not yet removed
         proc.wait()
         shard_keys = set(pq.read_table(rd.shards("trials")[0][1], columns=["trial_key"])["trial_key"].to_pylist())
-        part_keys = set(rd._part_keys(rd.trials_dir))
+        part_keys = set(rd.part_keys(rd.trials_dir))
         assert len(shard_keys) >= 6 and shard_keys <= part_keys, "the kill must land between writing and removing"
         before = {r["trial_key"]: r for r in rd.read_trials(["trial_key", "status", "test_score",
                                                              "finished_at"]).to_pylist()}
@@ -252,7 +252,7 @@ def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path,
     assert {r["trial_key"]: r for r in after if r["trial_key"] in before} == before, "a stored row changed"
     epochs = rd.read_epochs()["trial_key"].to_pylist()
     assert sorted(epochs) == sorted(grid)
-    assert len(rd.shards("trials")) >= 2 and len(rd._part_keys(rd.trials_dir)) < 6
+    assert len(rd.shards("trials")) >= 2 and len(rd.part_keys(rd.trials_dir)) < 6
 
 
 def test_a_fold_from_the_tables_the_driver_wrote_equals_one_that_reads_the_parts(tmp_path):
@@ -262,13 +262,13 @@ def test_a_fold_from_the_tables_the_driver_wrote_equals_one_that_reads_the_parts
     for i in range(5):
         key = f"c{i:05d}/x=a/seed=1"
         write(rd, oracle, key, "ok", 1, 3)
-        known[key] = {"trials": rd._read_table(rd.part_path(rd.trials_dir, key)),
-                      "epochs": rd._read_table(rd.part_path(rd.epochs_dir, key)), "confusion": None}
+        known[key] = {"trials": rd.storage.read_table(rd.part_path(rd.trials_dir, key)),
+                      "epochs": rd.storage.read_table(rd.part_path(rd.epochs_dir, key)), "confusion": None}
     shutil.copytree(rd.path, tmp_path / "b")
     other = RunDir(tmp_path / "b")
     reads: list[str] = []
-    real = rd._read_table
-    rd._read_table = lambda path, columns=None: reads.append(Path(path).name) or real(path, columns)
+    real = rd.storage.read_table
+    rd.storage.read_table = lambda path, columns=None: reads.append(Path(path).name) or real(path, columns)
     assert rd.fold(known=known) == other.fold() == 5
     assert reads == [], "the parts the driver wrote are not read back"
     for table in ("trials", "epochs"):
