@@ -38,6 +38,7 @@ class RankAgreement:
     only_b: list[str] = field(default_factory=list)
 
     def sentence(self, a: str = "A", b: str = "B") -> str:
+        """The agreement in one sentence (τ with its p and interval, ρ), naming the two sides ``a`` and ``b``."""
         return (f"{a} and {b} rank {len(self.options)} options with Kendall τ = {self.tau:.3f} "
                 f"(p = {self.tau_p:.3g}{', exact' if self.tau_exact else ''}; "
                 f"{100 * self.confidence:.0f}% CI [{self.tau_ci[0]:.2f}, {self.tau_ci[1]:.2f}]), "

@@ -54,6 +54,7 @@ class ASOResult:
         return self.eps_min < self.tau
 
     def sentence(self, a: str = "A", b: str = "B") -> str:
+        """The result in one sentence: whether ``a`` dominates ``b``, with ε_min, τ and the confidence."""
         verdict = "is" if self.dominant else "is not shown to be"
         return (f"{a} {verdict} almost stochastically dominant over {b}: ε_min = {self.eps_min:.3f} "
                 f"(τ = {self.tau}, confidence {100 * self.confidence:g}%).")

@@ -1,5 +1,5 @@
-"""Claims files (DESIGN.md, "Claims and verdicts"): reading them, and judging
-each claim on a run directory's trials.
+"""Judging the claims of a claims file (DESIGN.md, "Claims and verdicts") on a
+run directory's trials; the file format itself is :mod:`study.claimsfile`.
 
 A claim's estimate, by kind (confidence from the claim or the file, 0.95 by
 default):
@@ -21,167 +21,22 @@ default):
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from study.claimsfile import Claim
 from study.errors import UserError
 
 from .paired import compare
 from .significance import bootstrap_median
 from .specs import rows_where
-from .verdict import (Rule, Verdict, mean_ranks, percentile_interval, rank_interval, rank_verdict, value_estimate,
+from .verdict import (Verdict, mean_ranks, percentile_interval, rank_interval, rank_verdict, value_estimate,
                       verdict)
 
-__all__ = ["Claim", "Deviation", "Claims", "read_claims", "parse_claims", "ClaimResult", "judge", "KINDS", "IMPACTS"]
-
-KINDS = ("value", "share", "delta", "rank")
-IMPACTS = ("none", "minor", "material")
-_ID = re.compile(r"^[a-z0-9_-]+$")
-_KEYS = {"id", "kind", "choice", "option", "other", "where", "statistic", "score", "target", "rule", "blocks",
-         "confidence", "note"}
-
-
-@dataclass(frozen=True)
-class Deviation:
-    what: str
-    why: str
-    impact: str
-
-
-@dataclass(frozen=True)
-class Claim:
-    id: str
-    kind: str
-    rule: Rule
-    target: float | None = None
-    choice: str | None = None
-    option: str | None = None
-    other: str | None = None
-    where: dict = field(default_factory=dict)
-    statistic: str = "mean"
-    score: tuple[str, ...] = ("test_score",)
-    blocks: str = "task"
-    confidence: float = 0.95
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class Claims:
-    source: str
-    confidence: float
-    deviations: list[Deviation]
-    claims: list[Claim]
-
-
-def read_claims(path: str | Path) -> Claims:
-    """Read and check a claims file; every mistake is a :class:`UserError`
-    naming the file and the place."""
-    import yaml
-
-    path = Path(path)
-    if not path.is_file():
-        raise UserError(str(path), "no such claims file.", "Give the path of a claims YAML file (DESIGN.md, "
-                        "'Claims and verdicts').")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise UserError(str(path), f"is not valid YAML ({str(exc).splitlines()[0]}).",
-                        "Fix the syntax; a claims file is a mapping with source, claims and deviations.") from None
-    return parse_claims(raw, str(path))
-
-
-def parse_claims(raw: Any, where: str = "claims") -> Claims:
-    if not isinstance(raw, dict):
-        raise UserError(where, "a claims file is a mapping (source, confidence, deviations, claims).",
-                        "See DESIGN.md, 'Claims and verdicts', for the shape.")
-    unknown = sorted(set(raw) - {"source", "confidence", "deviations", "claims"})
-    if unknown:
-        raise UserError(f"{where}: {unknown[0]}", "unknown key.", "Use source, confidence, deviations and claims.")
-    source = raw.get("source")
-    if not isinstance(source, str) or not source.strip():
-        raise UserError(f"{where}: source", "missing: what is being checked (paper and table).",
-                        'Write e.g. source: "Reimers & Gurevych 2017, Table 3".')
-    confidence = _confidence(raw.get("confidence", 0.95), f"{where}: confidence")
-    deviations = []
-    for i, d in enumerate(raw.get("deviations") or []):
-        place = f"{where}: deviations[{i}]"
-        if not isinstance(d, dict) or set(d) != {"what", "why", "impact"}:
-            raise UserError(place, "a deviation has exactly what, why and impact.",
-                            "Write {what: ..., why: ..., impact: none | minor | material}.")
-        if d["impact"] not in IMPACTS:
-            raise UserError(f"{place}.impact", f"{d['impact']!r} is not an impact.", "Use none, minor or material.")
-        deviations.append(Deviation(str(d["what"]), str(d["why"]), d["impact"]))
-    items = raw.get("claims")
-    if not isinstance(items, list) or not items:
-        raise UserError(f"{where}: claims", "no claims.", "List at least one claim.")
-    claims, seen = [], set()
-    for i, c in enumerate(items):
-        claim = _claim(c, f"{where}: claims[{i}]", confidence)
-        if claim.id in seen:
-            raise UserError(f"{where}: claims[{i}].id", f"the id {claim.id!r} is used twice.", "Ids are unique.")
-        seen.add(claim.id)
-        claims.append(claim)
-    return Claims(source.strip(), confidence, deviations, claims)
-
-
-def _confidence(v, place: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0.5 <= v < 1:
-        raise UserError(place, f"{v!r} is not a confidence level.", "Use a number in [0.5, 1), e.g. 0.95.")
-    return float(v)
-
-
-def _claim(c: Any, place: str, confidence: float) -> Claim:
-    if not isinstance(c, dict):
-        raise UserError(place, "a claim is a mapping with id, kind, target and rule.", "")
-    unknown = sorted(set(c) - _KEYS)
-    if unknown:
-        raise UserError(f"{place}.{unknown[0]}", "unknown key.", f"A claim takes {', '.join(sorted(_KEYS))}.")
-    cid = c.get("id")
-    if not isinstance(cid, str) or not _ID.match(cid):
-        raise UserError(f"{place}.id", f"{cid!r} is not an id.", "Use lower-case letters, digits, - and _.")
-    kind = c.get("kind")
-    if kind not in KINDS:
-        raise UserError(f"{place}.kind", f"{kind!r} is not a claim kind.", f"Use one of {', '.join(KINDS)}.")
-    try:
-        rule = Rule.from_dict(c.get("rule"))
-    except ValueError as exc:
-        raise UserError(f"{place}.rule", str(exc) + ".", "") from None
-    if (kind == "rank") != (rule.kind == "best"):
-        raise UserError(f"{place}.rule", f"a {kind} claim cannot use the {rule.kind} rule.",
-                        "Rank claims use {best: true}; the others interval, above, below or band.")
-    target = c.get("target")
-    if kind != "rank" and (isinstance(target, bool) or not isinstance(target, (int, float))):
-        raise UserError(f"{place}.target", f"{target!r} is not a number.", "Give the published number as a fraction "
-                        "like the scores (e.g. 0.952 for 95.2%).")
-    score = c.get("score", "test_score")
-    score = tuple(score) if isinstance(score, list) else (score,)
-    if not all(isinstance(s, str) for s in score) or len(score) not in (1, 2) or (len(score) == 2) != (
-            kind == "delta" and c.get("choice") is None):
-        raise UserError(f"{place}.score", f"{c.get('score')!r} does not fit a {kind} claim.",
-                        "A score column; a delta claim without a choice takes two: [a, b].")
-    for key in ({"share": ("choice", "option"), "rank": ("choice", "option"),
-                 "delta": ("choice", "option", "other") if c.get("choice") is not None else ()}.get(kind, ())):
-        if c.get(key) is None:
-            raise UserError(f"{place}.{key}", "missing.", f"A {kind} claim names its {key}.")
-    where = c.get("where") or {}
-    if not isinstance(where, dict):
-        raise UserError(f"{place}.where", "a row filter is a mapping column: value (or [values]).", "")
-    if c.get("statistic", "mean") not in ("mean", "median"):
-        raise UserError(f"{place}.statistic", f"{c['statistic']!r} is not a statistic.", "Use mean or median.")
-    return Claim(id=cid, kind=kind, rule=rule, target=None if target is None else float(target),
-                 choice=c.get("choice"), option=None if c.get("option") is None else str(c["option"]),
-                 other=None if c.get("other") is None else str(c["other"]),
-                 where={k: (v if isinstance(v, list) else [v]) for k, v in where.items()},
-                 statistic=c.get("statistic", "mean"), score=score, blocks=c.get("blocks", "task"),
-                 confidence=_confidence(c.get("confidence", confidence), f"{place}.confidence"),
-                 note=str(c.get("note", "")))
-
+__all__ = ["ClaimResult", "judge"]
 
 @dataclass(frozen=True)
 class ClaimResult:

@@ -27,7 +27,10 @@ from study.store import RunDir
 from . import figures as F
 from . import statfigures as SF
 from .figurekit import empty_figure
+from .ledger import claims_figure
 from .liveview import Views, freeze_startup, keep_freed_memory, only_changed, signature
+from .load import study_tau
+from .robustness import robustness_figure, robustness_of
 from .specs import rows_where
 
 __all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
@@ -159,8 +162,6 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
     @computing
     def _claims(version, shown):
         """The sealed claims' verdicts; the figure is hidden when no claims are sealed."""
-        from .ledger import claims_figure
-
         view = views.get(version)
         fig = claims_figure(run_dir, view.df, view.specs, view.results)
         return with_style(fig, fig.layout.meta.get("empty"), shown)
@@ -170,8 +171,6 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
     @computing
     def _robustness(version, choice, shown):
         """Every model's accuracy on the evaluation sets; hidden when the study scored none."""
-        from .robustness import robustness_figure, robustness_of, study_tau
-
         view = views.get(version)
         spec = view.spec(choice)
         rob = None if spec is None else robustness_of(view.df, spec, view.results, study_tau(run_dir))

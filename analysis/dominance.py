@@ -51,6 +51,7 @@ class Dominance:
     pairs: list[PairDominance]
 
     def pair(self, a: str, b: str) -> PairDominance:
+        """The result of ``a`` against ``b`` (``KeyError`` if they were not compared)."""
         for p in self.pairs:
             if p.a == a and p.b == b:
                 return p

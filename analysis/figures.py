@@ -37,6 +37,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from study.schema import IDENTITY, OUTCOME
 from study.store import RunDir
 
 from .figurekit import TABLE_MARGIN, empty_figure, fast_figure, option_color, table_height
@@ -75,6 +76,7 @@ class RunView:
     progress: dict = field(default_factory=dict)
 
     def spec(self, name: str | None) -> ComparisonSpec | None:
+        """The comparison named ``name``, else the first (None when there is none)."""
         for s in self.specs:
             if s.name == name:
                 return s
@@ -82,12 +84,11 @@ class RunView:
 
     @property
     def tasks(self) -> list[str]:
+        """The tasks of the stored rows, sorted."""
         return sorted(as_text(self.df["task"].dropna()).unique()) if "task" in self.df else []
 
     def filter_columns(self) -> list[str]:
         """Hyperparameter columns with more than one value (what a filter can narrow)."""
-        from study.schema import IDENTITY, OUTCOME
-
         skip = {f.name for f in IDENTITY} | {f.name for f in OUTCOME} | set(self.results) | {"dev_score"}
         skip |= {s.choice for s in self.specs}      # filtering a compared choice would break its pairs
         return [c for c in self.df.columns if c not in skip and 1 < self.df[c].nunique(dropna=True) <= 50]
@@ -160,6 +161,7 @@ def progress_summary(view: RunView, now: datetime | None = None) -> dict:
 
 
 def progress_figure(view: RunView) -> go.Figure:
+    """Trials by status (ok, diverged, failed, running, pending) as one stacked bar."""
     s = progress_summary(view)
     fig = go.Figure()
     for status in ("ok", "diverged", "failed", "running", "pending"):
@@ -285,6 +287,7 @@ def winshares_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_i
 
 
 def sigma_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: str = "sigma") -> go.Figure:
+    """The σ table of a comparison per task, with its Brown–Forsythe marks."""
     tasks = [t for t, c in by_task.items() if c.n]
     if not tasks:
         return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")

@@ -16,17 +16,25 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
+from study.errors import UserError
 from study.files import write_text
 
 from . import figures as F
+from .insights import compute
+from .load import study_tau
 from .report import report
+from .robustness import robustness_figure, robustness_of
+from .statfigures import dominance_figure, evp_figure, importance_figure, parallel_figure
+from .trialfigures import learning_figure
 
 __all__ = ["html_report", "write_html_report", "report_figures", "slug", "write_images"]
 
@@ -84,10 +92,6 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
                    ) -> list[tuple[str, str, object]]:
     """(section title, figure id, figure) for every figure of the report, in
     order; ``computed``: :func:`analysis.insights.compute` of the view, if computed already."""
-    from .insights import compute
-    from .statfigures import dominance_figure, evp_figure, importance_figure, parallel_figure
-    from .trialfigures import learning_figure
-
     if computed is None:
         computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
     out: list[tuple[str, str, object]] = [("Progress", "progress", F.progress_figure(view))]
@@ -107,8 +111,6 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
             out.append(("", f"seed-distribution-{s}",
                         F.seed_distribution_figure(view.df, spec, f"seed-distribution-{s}")))
             out.append(("", f"learning-{s}", learning_figure(view.epochs, view.df, spec, f"learning-{s}")))
-    from .robustness import robustness_figure, robustness_of, study_tau
-
     tau = study_tau(view.path)
     for i, spec in enumerate(s for s in view.specs if robustness_of(view.df, s, view.results, tau) is not None):
         rob = robustness_of(view.df, spec, view.results, tau)
@@ -131,8 +133,6 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
 
 def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) -> str:
     """The report of ``run_dir`` as one HTML document (figures and tables)."""
-    from .insights import compute
-
     view = F.load_view(run_dir)
     computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
     parts = [f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
@@ -166,11 +166,6 @@ def write_html_report(run_dir: str | Path, out: str | Path, **kwargs) -> None:
 def write_images(run_dir: str | Path, folder: str | Path, fmt: str = "png", *, n_bootstrap: int = 1000,
                  seed: int = 0) -> list[Path]:
     """Every report figure as ``folder/<figure id>.<fmt>`` (png or svg); returns the files."""
-    import os
-    import shutil
-
-    from study.errors import UserError
-
     if fmt not in ("png", "svg"):
         raise UserError(f"--image-format {fmt}", "unknown image format.", "Use png or svg.")
     if not os.environ.get("BROWSER_PATH"):

@@ -65,6 +65,7 @@ class Importance:
 
     @property
     def subsampled(self) -> bool:
+        """Whether fewer rows were used than were finished (``max_rows``)."""
         return self.used < self.finished
 
 

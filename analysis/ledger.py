@@ -10,10 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
 
+from study.claimsfile import Claims, read_claims
 from study.store import RunDir
 
-from .claims import ClaimResult, Claims, judge, read_claims
+from .claims import ClaimResult, judge
+from .figurekit import TABLE_MARGIN, empty_figure, table_height
 from .tables import Table
 from .verdict import outcome
 
@@ -82,10 +85,6 @@ def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
 def claims_figure(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), fig_id: str = "claims"):
     """The claims and their verdicts as a table figure (the dashboard's), or
     an empty figure saying that no claims are sealed."""
-    import plotly.graph_objects as go
-
-    from .figurekit import TABLE_MARGIN, empty_figure, table_height
-
     led = ledger(run_dir, df, specs, results)
     if led is None:
         return empty_figure(fig_id, "no claims are sealed into this run directory (seedsweep run --claims FILE, "

@@ -12,7 +12,7 @@ from study.store import RunDir  # the store's reader: parts and compacted files 
 from .imported import read_import_spec
 from .specs import ComparisonSpec
 
-__all__ = ["load", "load_epochs", "trials_frame", "epochs_frame", "comparisons_of", "study_tau"]
+__all__ = ["load", "load_epochs", "trials_frame", "epochs_frame", "comparisons_of", "study_tau", "scoring"]
 
 TRIALS_EMPTY = ["trial_key", "config_id", "choice", "option", "seed", "status", "test_score"]
 EPOCHS_EMPTY = ["trial_key", "epoch", "train_loss", "dev_score", "test_score", "seconds"]
@@ -38,6 +38,8 @@ def load(run_dir: str | Path) -> pd.DataFrame:
     """One row per stored trial of ``run_dir``: identity, hyperparameters
     (named as their YAML keys), status and scores. Diverged and failed trials
     are included; filter on ``status`` to drop them (and say how many).
+    ``df.attrs`` holds the study's ``mode`` (which scores are better) and
+    ``metric``: :func:`analysis.compare` follows the mode.
 
     >>> df = load(run_dir)
     >>> df.groupby("option").test_score.median().round(3).to_dict()
@@ -45,7 +47,17 @@ def load(run_dir: str | Path) -> pd.DataFrame:
     """
     rd = RunDir(run_dir)
     rd.require()
-    return trials_frame(rd.read_trials())
+    df = trials_frame(rd.read_trials())
+    df.attrs.update(scoring(rd.manifest()))
+    return df
+
+
+def scoring(manifest: dict) -> dict:
+    """``{"mode": ..., "metric": ...}`` of a study's manifest: which scores are
+    better (``train.mode``; ``max`` when the study does not say, as for an
+    import) and what they measure."""
+    train = manifest.get("train") or {}
+    return {"mode": train.get("mode") or "max", "metric": train.get("metric")}
 
 
 def load_epochs(run_dir: str | Path) -> pd.DataFrame:

@@ -44,7 +44,7 @@ from .significance import bootstrap_median, brown_forsythe, marks, sign_test, wi
 from .specs import ComparisonSpec, rows_where
 from .tables import comparison_table
 
-__all__ = ["Comparison", "compare", "compare_tasks", "compare_spec", "ALPHA"]
+__all__ = ["Comparison", "compare", "compare_tasks", "compare_spec", "mode_of", "ALPHA"]
 
 ALPHA = 0.01   # the paper's significance level for its marks
 
@@ -102,7 +102,7 @@ class Comparison:
 
 def compare(df: pd.DataFrame, choice: str, *, options: Sequence | None = None, score: str = "test_score",
             ignore: Iterable[str] = (), results: Iterable[str] = (), n_bootstrap: int = 1000,
-            confidence: float = 0.95, alpha: float = ALPHA, seed: int = 0, mode: str = "max") -> Comparison:
+            confidence: float = 0.95, alpha: float = ALPHA, seed: int = 0, mode: str | None = None) -> Comparison:
     """Compare the options of ``choice`` over the paired configurations of ``df``.
 
     ``df`` is a trials table (:func:`analysis.load`) or anyone's raw results
@@ -113,7 +113,8 @@ def compare(df: pd.DataFrame, choice: str, *, options: Sequence | None = None, s
     data. ``mode="min"`` makes lower scores better (a loss, a dispersion
     score): the lowest score wins a configuration, the best option is the
     one with the largest win share as always, and Δ stays score_o − score_best.
-    Returns a :class:`Comparison`.
+    Without ``mode``, the study's own (``df.attrs["mode"]``, which
+    :func:`analysis.load` sets), else ``max``. Returns a :class:`Comparison`.
 
     >>> cmp = compare(load(run_dir), "classifier")
     >>> cmp.n, cmp.best, cmp.shares
@@ -122,19 +123,25 @@ def compare(df: pd.DataFrame, choice: str, *, options: Sequence | None = None, s
     rows, options = paired_rows(df, choice, None if options is None else list(options), score,
                                  tuple(ignore), tuple(results))
     return _compare_rows(rows, choice, options, score, n_bootstrap=n_bootstrap, confidence=confidence,
-                         alpha=alpha, seed=seed, mode=mode)
+                         alpha=alpha, seed=seed, mode=mode_of(df, mode))
+
+
+def mode_of(df: pd.DataFrame, mode: str | None) -> str:
+    """``mode`` when given, else the study's (``df.attrs``, set by :func:`analysis.load`), else ``max``."""
+    return mode if mode is not None else df.attrs.get("mode", "max")
 
 
 def compare_tasks(df: pd.DataFrame, choice: str, *, by: str = "task", options: Sequence | None = None,
                   score: str = "test_score", ignore: Iterable[str] = (), results: Iterable[str] = (),
                   paired: tuple | None = None, **kwargs) -> dict[str, Comparison]:
     """:func:`compare` per task (the paper's rows): task name -> Comparison,
-    tasks sorted by name. Rows without a task form the group ``""``.
+    tasks sorted by name (``mode`` as :func:`compare` takes it). Rows without a task form the group ``""``.
     ``paired``: ``df``'s :func:`~analysis.pairing.paired_rows` with these
     arguments, when the caller has them already (the dashboard)."""
     rows, options = paired or paired_rows(df, choice, None if options is None else list(options), score,
                                           tuple(ignore), tuple(results), by=by)
     groups, inverse = np.unique(rows.group.astype(str), return_inverse=True)
+    kwargs["mode"] = mode_of(df, kwargs.get("mode"))
     return {str(g): _compare_rows(rows.take(inverse == i), choice, options, score, **kwargs)
             for i, g in enumerate(groups)}
 

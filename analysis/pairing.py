@@ -141,6 +141,7 @@ class PairedRows:
     index: np.ndarray
 
     def take(self, mask: np.ndarray) -> "PairedRows":
+        """The rows where ``mask`` is true."""
         return PairedRows(*(getattr(self, f)[mask] for f in ("pair", "label", "opt", "score", "status", "group",
                                                             "index")))
 

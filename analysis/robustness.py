@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from study.schema import IDENTITY, OUTCOME
+
+from .figurekit import axes_grid, empty_figure, fast_figure, option_color
 from .multiple import holm
 from .specs import rows_where
 from .tables import DAGGER, Table
@@ -68,6 +71,7 @@ class Robustness:
     left_out: int                                 # rows of the choice not ok or without a score
 
     def row(self, group: str, option: str, phenomenon: str) -> PopulationRow | None:
+        """The row of one population, option and phenomenon, or None."""
         for r in self.rows:
             if (r.group, r.option, r.phenomenon) == (group, option, phenomenon):
                 return r
@@ -94,8 +98,6 @@ def _groups(rows: pd.DataFrame, by: str | None, choice: str, results: list[str])
         return pd.Series("all", index=rows.index)
     if by != "config":
         return rows[by].astype(str)
-    from study.schema import IDENTITY, OUTCOME
-
     skip = {f.name for f in IDENTITY} | {f.name for f in OUTCOME} | set(results) | {choice, "dev_score"}
     params = [c for c in rows.columns if c not in skip and not str(c).startswith("eval_")]
     per_config = rows.drop_duplicates("config_id")
@@ -198,8 +200,6 @@ def robustness_table(rob: Robustness) -> Table:
 def robustness_figure(rob: Robustness, fig_id: str = "robustness"):
     """Per phenomenon, every model's p′ as a point (and p, the test accuracy, as the first
     panel), one box per population and option; options coloured as in every figure."""
-    from .figurekit import axes_grid, empty_figure, fast_figure, option_color
-
     if not rob.rows:
         return empty_figure(fig_id, "robustness: no evaluation-set scores (evaluate: in the study file)")
     panels = ["test accuracy (p)"] + [f"{p} (p′)" for p in rob.phenomena]

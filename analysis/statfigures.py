@@ -42,6 +42,7 @@ def _band_color(hex_color: str, alpha: float = 0.18) -> str:
 
 
 def evp_figure(stats: ChoiceStats, fig_id: str = "evp") -> go.Figure:
+    """Expected validation performance per task and option, with its ±1 sd band."""
     spec = stats.spec
     if not stats.evp:
         return empty_figure(fig_id, f"{spec.name}: expected validation performance needs finished runs with a "
@@ -77,6 +78,7 @@ def evp_figure(stats: ChoiceStats, fig_id: str = "evp") -> go.Figure:
 
 
 def importance_figure(by_task: dict[str, Importance | str], name: str, fig_id: str = "importance") -> go.Figure:
+    """fANOVA importance of every varying hyperparameter, per task, largest first."""
     done = {t: r for t, r in by_task.items() if isinstance(r, Importance)}
     if not done:
         why = next(iter(by_task.values()), "no finished trials yet") if by_task else "no finished trials yet"
@@ -112,6 +114,7 @@ def _cells(matrix, fmt) -> list[list[str]]:
 
 
 def dominance_figure(stats: ChoiceStats, fig_id: str = "dominance") -> go.Figure:
+    """Per task, heatmaps of ASO ε_min and of P(row > column) between every two options."""
     spec = stats.spec
     done = {t: d for t, d in stats.dominance.items() if d is not None}
     if not done:

@@ -36,6 +36,7 @@ class Table:
     numeric_from: int = 1        # columns from here on are right-aligned
 
     def markdown(self, title: str | None = None) -> str:
+        """The table in Markdown (numbers right-aligned), under a bold ``title`` when given."""
         def line(cells):
             return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
         align = ["---" if i < self.numeric_from else "---:" for i in range(len(self.header))]
@@ -46,6 +47,7 @@ class Table:
         return "\n".join(out)
 
     def html(self, title: str | None = None) -> str:
+        """The table as an HTML ``<table>``, under an ``<h3>`` ``title`` when given."""
         e = html.escape
         head = "".join(f"<th>{e(c)}</th>" for c in self.header)
         body = "\n".join(
@@ -57,6 +59,7 @@ class Table:
                 + (f'\n<ul class="notes">{notes}</ul>' if notes else ""))
 
     def latex(self, title: str | None = None) -> str:
+        """The table as a LaTeX ``table`` float, captioned with ``title`` when given."""
         spec = "".join("l" if i < self.numeric_from else "r" for i in range(len(self.header)))
         lines = [r"\begin{table}[t]", r"\centering"]
         if title:
@@ -71,6 +74,7 @@ class Table:
         return "\n".join(lines)
 
     def render(self, fmt: str, title: str | None = None) -> str:
+        """The table in ``fmt``: markdown, html or latex."""
         if fmt not in ("markdown", "html", "latex"):
             raise ValueError(f"unknown table format {fmt!r}; use markdown, html or latex")
         return getattr(self, fmt)(title)

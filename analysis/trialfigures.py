@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .figurekit import COLORS, TABLE_MARGIN, empty_figure, table_height
+from .figurekit import COLORS, TABLE_MARGIN, axes_grid, empty_figure, fast_figure, option_color, table_height
 from .pairing import as_text, finished
 from .specs import ComparisonSpec
 
@@ -26,6 +26,7 @@ def default_trials(df: pd.DataFrame, spec: ComparisonSpec | None, limit: int = 4
 
 def curves_figure(epochs: pd.DataFrame | None, df: pd.DataFrame, keys: list[str], fig_id: str = "curves"
                   ) -> go.Figure:
+    """Dev and test score per epoch of the trials ``keys``, the best dev epoch starred."""
     if epochs is None or not len(epochs):
         return empty_figure(fig_id, "learning curves: this run directory has no epoch rows (imported results)")
     chosen = epochs[epochs["trial_key"].isin(keys)]          # only the chosen trials' rows, once
@@ -56,6 +57,7 @@ def curves_figure(epochs: pd.DataFrame | None, df: pd.DataFrame, keys: list[str]
 
 def confusion_figure(confusion: pd.DataFrame | None, df: pd.DataFrame, keys: list[str], fig_id: str = "confusion"
                      ) -> go.Figure:
+    """The test confusion matrix at the best dev epoch, summed over the trials ``keys``."""
     if confusion is None or not len(confusion):
         return empty_figure(fig_id, "confusion matrix: none stored (only classifying families store one)")
     best = df.set_index("trial_key")["best_epoch"].to_dict()
@@ -77,6 +79,7 @@ def confusion_figure(confusion: pd.DataFrame | None, df: pd.DataFrame, keys: lis
 
 
 def problems_figure(df: pd.DataFrame, fig_id: str = "problems") -> go.Figure:
+    """Every diverged and failed trial with its reason, as a table."""
     bad = df[as_text(df["status"]) != "ok"] if len(df) else df
     if not len(bad):
         fig = go.Figure(go.Table(header={"values": ["trial", "status", "reason"]}, cells={"values": [[], [], []]}))
@@ -122,8 +125,6 @@ def learning_figure(epochs: pd.DataFrame | None, df: pd.DataFrame, spec: Compari
     curves = mean_curves(epochs, df, spec.choice) if spec is not None and epochs is not None else None
     if curves is None or not len(curves):
         return empty_figure(fig_id, "learning curves: no finished trial with epoch rows yet")
-    from .figurekit import axes_grid, fast_figure, option_color
-
     tasks = list(dict.fromkeys(curves["task"]))
     options = [o for o in (spec.options or []) if o in set(curves["option"])] or list(dict.fromkeys(curves["option"]))
     axes, notes, ref = axes_grid(1, len(tasks), [t or "(all)" for t in tasks], hspace=min(0.08, 0.4 / len(tasks)))

@@ -32,67 +32,14 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-__all__ = ["Rule", "Verdict", "verdict", "outcome", "value_estimate", "ValueEstimate", "mean_ranks",
+from study.claimsfile import Rule
+
+__all__ = ["Verdict", "verdict", "outcome", "value_estimate", "ValueEstimate", "mean_ranks",
            "rank_interval", "rank_verdict", "percentile_interval", "REPRODUCED", "NOT_REPRODUCED", "INCONCLUSIVE",
            "BAND_WARNING"]
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 BAND_WARNING = "a fixed band ignores the run-to-run spread"
-RULE_KINDS = ("interval", "above", "below", "band", "best")
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One of :data:`RULE_KINDS` with its numbers."""
-
-    kind: str
-    gate: float | None = None           # interval: the largest half-width that can reproduce
-    tolerance: float = 0.0              # interval: the target band's half-width
-    band: float | None = None           # band: the allowed |estimate − target|
-
-    @classmethod
-    def from_dict(cls, raw: Mapping) -> "Rule":
-        """``{interval: true, gate: g[, tolerance: t]}``, ``{above: true}``,
-        ``{below: true}``, ``{band: t}`` or ``{best: true}``; ValueError says what is wrong."""
-        if not isinstance(raw, Mapping):
-            raise ValueError(f"a rule is a mapping such as {{interval: true, gate: 0.01}}, got {raw!r}")
-        kinds = [k for k in RULE_KINDS if k in raw and raw[k] is not False]
-        if len(kinds) != 1:
-            raise ValueError(f"a rule names exactly one of {', '.join(RULE_KINDS)}; got {sorted(raw)}")
-        kind = kinds[0]
-        allowed = {"interval": {"interval", "gate", "tolerance"}, "band": {"band"}}.get(kind, {kind})
-        extra = sorted(set(raw) - allowed)
-        if extra:
-            raise ValueError(f"the {kind} rule takes {sorted(allowed)}, not {extra}")
-        if kind == "interval":
-            gate, tol = raw.get("gate"), raw.get("tolerance", 0.0)
-            if not _positive(gate):
-                raise ValueError("the interval rule needs a precision gate > 0 (gate: the largest half-width "
-                                 "of the interval that can say 'reproduced')")
-            if not _positive(tol, zero=True):
-                raise ValueError(f"tolerance must be a number ≥ 0, got {tol!r}")
-            return cls("interval", gate=float(gate), tolerance=float(tol))
-        if kind == "band":
-            if not _positive(raw["band"], zero=True):
-                raise ValueError(f"band must be a number ≥ 0, got {raw['band']!r}")
-            return cls("band", band=float(raw["band"]))
-        if raw[kind] is not True:
-            raise ValueError(f"write {kind}: true")
-        return cls(kind)
-
-    def describe(self) -> str:
-        if self.kind == "interval":
-            tol = f", tolerance ±{self.tolerance:g}" if self.tolerance else ""
-            return f"interval, gate {self.gate:g}{tol}"
-        if self.kind == "band":
-            return f"band ±{self.band:g}"
-        return self.kind
-
-
-def _positive(v, zero: bool = False) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and (v >= 0 if zero else v > 0)
-
-
 @dataclass(frozen=True)
 class Verdict:
     verdict: str                        # reproduced | not reproduced | inconclusive

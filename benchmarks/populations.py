@@ -121,7 +121,7 @@ def ceiling(folder: Path, args) -> dict:
 
     from study.families import get_family
     from study.runner import plan_study
-    from study.space import parse_space
+    from study.spacefile import parse_space
     from study.trial import seed_everything
 
     path = folder / "ceiling.yaml"

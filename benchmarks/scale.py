@@ -70,14 +70,14 @@ space:
 fixed: {{epoch_seconds: 0}}
 train: {{max_epochs: 1, patience: 1}}
 """
-DRIVER = ("import resource, sys; from study.cli import main; rc = main(sys.argv[1:]); "
+DRIVER = ("import resource, sys; from seedsweep.cli import main; rc = main(sys.argv[1:]); "
           "print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, flush=True); sys.exit(rc)")
 
 
 def seedsweep_cli(*args: str, env: dict | None = None, timeout: float = 7200) -> tuple[float, str]:
     """Run ``seedsweep ARGS`` as a user does; (wall seconds, output)."""
     t0 = time.perf_counter()
-    r = subprocess.run([sys.executable, "-m", "study", *args], cwd=REPO, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-m", "seedsweep", *args], cwd=REPO, capture_output=True, text=True,
                        env=env or os.environ.copy(), timeout=timeout)
     wall = time.perf_counter() - t0
     if r.returncode != 0:
@@ -156,7 +156,7 @@ def dashboard_refresh(space_text: str, samples: int, out: Path, cpus: int, folde
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "study", "dashboard", str(out), "--port", str(port),
+    server = subprocess.Popen([sys.executable, "-m", "seedsweep", "dashboard", str(out), "--port", str(port),
                                "--interval", "0.2"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     rd = RunDir(out)
     shown, redrawn, texts = [], [], []
@@ -183,7 +183,7 @@ def dashboard_refresh(space_text: str, samples: int, out: Path, cpus: int, folde
                 before = set(rd.part_keys(rd.trials_dir))
                 start = int(page.inner_text("#summary").split()[0])
                 ray_tmp = tempfile.mkdtemp(prefix="scl-", dir="/tmp")
-                resume = subprocess.Popen([sys.executable, "-m", "study", "run", str(grown), "--out", str(out),
+                resume = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(grown), "--out", str(out),
                                            "--num-cpus", str(cpus), "--quiet"], cwd=REPO,
                                           env={**os.environ, "RAY_TMPDIR": ray_tmp},
                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -301,7 +301,7 @@ def size_limit(folder: Path) -> dict:
     out = {}
     for command in (["check", str(huge)], ["run", str(huge), "--out", str(folder / "huge-run")]):
         t0 = time.perf_counter()
-        r = subprocess.run([sys.executable, "-m", "study", *command], cwd=REPO, capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-m", "seedsweep", *command], cwd=REPO, capture_output=True, text=True)
         out[command[0]] = {"exit": r.returncode, "seconds": time.perf_counter() - t0,
                            "message": (r.stderr or r.stdout).strip()[-600:]}
     out["nothing_written"] = not (folder / "huge-run").exists()

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-from study.space import parse_space
+from study.spacefile import parse_space
 from study.families.transformer import TransformerModel, model_source
 
 HERE = Path(__file__).resolve().parent
@@ -101,7 +101,7 @@ def main() -> int:
         raise SystemExit(f"SST-5 not found under {DATA}: set SEEDSWEEP_SHARED_DATA to the shared data folder")
     from transformers import logging as hf_logging
 
-    from study.families.sentences import load_sentences
+    from study.families.sentencedata import load_sentences
 
     hf_logging.set_verbosity_error()
     torch.set_num_threads(args.threads)

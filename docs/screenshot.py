@@ -33,7 +33,7 @@ def main() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "study", "dashboard", args.run_dir, "--port", str(port)],
+    proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "dashboard", args.run_dir, "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60

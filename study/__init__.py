@@ -22,8 +22,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UserError
+from .families import get_family
 from .runner import RunSummary, load_study, plan_study, run
-from .space import Space, load_space
+from .space import Space
+from .spacefile import load_space
 from .status import StudyStatus, study_status as status
 from .store import RunDir
 
@@ -36,8 +38,6 @@ def check(space_path: str | Path, *, resolve: bool = False) -> Space:
     and models can be found). Returns the :class:`Space`; raises :class:`UserError`."""
     space = load_study(space_path)
     if resolve:
-        from .families import get_family
-
         get_family(space.family).resolve(space)
     return space
 

@@ -72,6 +72,7 @@ class StoreAndProgress(tune.Callback):
         return {}
 
     def key(self, trial) -> str:
+        """The trial key of a Ray trial (read once from its config)."""
         key = self.keys.get(trial.trial_id)
         if key is None:
             key = self.keys[trial.trial_id] = TrialSpec.from_json(trial.config["trial"]).key
@@ -102,6 +103,7 @@ class StoreAndProgress(tune.Callback):
         self.groups.pop(trial.trial_id, None)
 
     def unstored(self, trial) -> list[str]:
+        """The trial keys of a Ray trial (one, or a population's) not stored yet."""
         return [k for k in self.members(trial) if k not in self.done]
 
     def on_trial_start(self, iteration, trials, trial, **info):
@@ -230,6 +232,7 @@ class StoreAndProgress(tune.Callback):
         self.progress(force=False)
 
     def progress(self, *, force: bool) -> None:
+        """Print the progress line (at most once a second on a terminal, else every 10 s; ``force``: now)."""
         now = time.monotonic()
         interval = 1.0 if self.tty else 10.0
         if not force and now - self.last_print < interval:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from .families import get_family
 from .sampling import arrow_type
 from .schema import Scalar, TrialSpec, trial_key, trials_schema
 from .space import Space, common_type
@@ -35,8 +36,6 @@ def hyperparameter_types(space: Space) -> dict[str, str]:
 def trials_schema_of(space: Space) -> pa.Schema:
     """The trials table's schema for ``space``: identity, typed hyperparameters,
     outcome, then the family's result columns."""
-    from .families import get_family
-
     schema = trials_schema({n: arrow_type(t) for n, t in hyperparameter_types(space).items()})
     for name, kind in get_family(space.family).result_columns(space).items():
         schema = schema.append(pa.field(name, arrow_type(kind)))

@@ -18,7 +18,8 @@ import pyarrow.compute as pc
 
 from .errors import UserError
 from .schema import TrialSpec
-from .space import Space, parse_space
+from .space import Space
+from .spacefile import parse_space
 from .store import RunDir
 
 __all__ = ["check_compatible", "plan_resume", "ResumePlan"]
@@ -86,6 +87,7 @@ class ResumePlan:
 
     @property
     def skipped(self) -> int:
+        """Trials left alone because a row is stored."""
         return sum(self.kept.values())
 
 

@@ -22,16 +22,20 @@ from typing import Any, TextIO
 import pyarrow as pa
 
 from .errors import UserError
+from .families import get_family
 from .files import file_sha256, is_uri, reads
 from .grid import trial_grid, trials_schema_of
 from .manifest import build_manifest
 from .resume import check_compatible, plan_resume
 from .sampling import sample_configs
 from .sealing import check_claims, seal
+from .session import accelerators, bound_trainable, preflight, ray_session
 from .schema import TrialSpec
 from .shards import fold_parts
-from .space import Space, load_space, parse_space
+from .space import Space
+from .spacefile import load_space, parse_space
 from .store import RunDir
+from .trial import group_trainable, trainable
 
 __all__ = ["run", "load_study", "RunSummary", "plan_study", "populations"]
 
@@ -49,6 +53,7 @@ class RunSummary:
     interrupted: bool = False   # some scheduled trials were not stored (stopped, or Ctrl-C)
 
     def line(self) -> str:
+        """The run in one line: trials, ran, skipped, stored by status, missing."""
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())) or "none"
         missing = self.total - sum(self.counts.values())
         text = (f"{self.out}: {self.total} trials in the study; ran {self.scheduled}, skipped {self.skipped} "
@@ -130,13 +135,9 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     configs, grid = plan_study(space)
     out = out if is_uri(str(out)) else Path(out)
     if address:
-        from .session import preflight
-
         preflight(address)
     # the data, embeddings and models must be found here before anything is
     # written or started: a missing corpus is one error, not a study of failed trials
-    from .families import get_family
-
     with reads() as read:           # every corpus, embeddings and model file the study reads, for the manifest
         get_family(space.family).resolve(space)
     read_files = {path: file_sha256(path) for path in sorted(read)}
@@ -195,13 +196,11 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
           stream: TextIO) -> tuple[bool, Counter, set[str]]:
     """Run ``todo`` on Ray Tune; returns (interrupted, status counts of the trials stored
     now, their keys)."""
+    # Ray, imported when a study runs: check, status and the readers never load it
     from ray import tune
 
-    from .callback import StoreAndProgress
-    from .session import accelerators, bound_trainable, ray_session
-    from .trial import group_trainable, trainable
-
-    from .feed import Feed, parallel_slots, pending_cap, wave_size, waves
+    from .callback import StoreAndProgress      # subclasses ray.tune.Callback (Ray at import)
+    from .feed import Feed, parallel_slots, pending_cap, wave_size, waves     # a Ray Tune Searcher (Ray at import)
 
     vectorized = space.train.vectorize_seeds
     resources = space.resources.of_trial(vectorized)

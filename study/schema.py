@@ -133,6 +133,7 @@ class TrialSpec:
 
     @classmethod
     def from_json(cls, text: str) -> "TrialSpec":
+        """The trial spec :meth:`to_json` wrote."""
         key, config_id, choice, option, seed, params = json.loads(text)
         return cls(key=key, config_id=config_id, choice=choice, option=option, seed=seed,
                    params=tuple((n, v) for n, v in params))

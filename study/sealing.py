@@ -1,6 +1,6 @@
 """Sealing a claims file into a run directory (DESIGN.md, "Claims and verdicts").
 
-The file is checked (:func:`analysis.claims.read_claims`), copied into the run
+The file is checked (:func:`study.claimsfile.read_claims`), copied into the run
 directory as ``claims.yaml`` and recorded in the manifest -- its SHA-256, the
 time, its source path and whether trial results existed already -- before
 the first trial starts. Sealing a file with other content into a directory
@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from .claimsfile import read_claims
 from .errors import UserError
 from .files import file_sha256
 from .store import RunDir
@@ -24,8 +25,6 @@ __all__ = ["check_claims", "seal", "sealed"]
 
 def check_claims(path: str | Path, rd: RunDir, supersede: str | None) -> tuple[bytes, str]:
     """Validate ``path`` for sealing into ``rd`` (nothing is written); returns its bytes and SHA-256."""
-    from analysis.claims import read_claims
-
     read_claims(path)
     data = Path(path).read_bytes()
     digest = file_sha256(path)

@@ -16,14 +16,9 @@ Example::
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .errors import UserError
 from .schema import RESERVED_NAMES, Scalar, Train
 
 __all__ = [
@@ -33,8 +28,6 @@ __all__ = [
     "common_type",
     "Resources",
     "Space",
-    "load_space",
-    "parse_space",
     "RESERVED_NAMES",
 ]
 
@@ -47,6 +40,7 @@ SAMPLERS = ("random", "qmc")
 
 
 def type_name(value: Any) -> str:
+    """The YAML name of ``value``'s type, for messages."""
     if value is None:
         return "null"
     return {bool: "boolean", int: "integer", float: "number", str: "string",
@@ -54,6 +48,7 @@ def type_name(value: Any) -> str:
 
 
 def common_type(values: tuple[Scalar, ...]) -> str:
+    """The column type of a parameter's values: ``int``, ``float``, ``bool`` or ``str``."""
     kinds = {type(x) for x in values if x is not None}
     if not kinds:
         return "str"
@@ -160,117 +155,3 @@ class Space:
         if len(self.compare) < 2:
             return ()
         return tuple(name for name, _ in self.compare)
-
-
-# --------------------------------------------------------------------- loading
-
-
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """A safe YAML loader that refuses a mapping key given twice and, as YAML
-    1.2 does, reads only ``true``/``false`` as booleans (``on``, ``off``,
-    ``yes``, ``no`` stay strings: options such as ``[yes, no]`` keep their names)."""
-
-
-_UniqueKeyLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_UniqueKeyLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-
-
-def _construct_unique_mapping(loader, node, deep=False):
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (first given on line {seen[key] + 1})",
-                key_node.start_mark,
-            )
-        seen[key] = key_node.start_mark.line
-    return loader.construct_mapping(node, deep=deep)
-
-
-_UniqueKeyLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping
-)
-
-
-def load_space(path: str | Path) -> Space:
-    """Read and validate the search-space file at ``path``.
-
-    Raises :class:`UserError` (exit code 2 on the command line) for a missing
-    or unreadable file, YAML that does not parse, and every schema problem.
-    """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(str(path), "no such search-space file.",
-                        "Check the path; the shipped examples are in search_spaces/.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(str(path), f"cannot read the file ({exc}).",
-                        "Give a readable UTF-8 YAML file.") from None
-    return parse_space(text, str(path))
-
-
-def parse_space(text: str, path: str = "<string>") -> Space:
-    """Validate the YAML ``text`` of a search space; ``path`` is used in messages."""
-    try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else path
-        problem = getattr(exc, "problem", None) or str(exc)
-        fix = ("Keep one of the two." if "duplicate key" in str(problem)
-               else "Fix the syntax (indentation, colons, brackets) at that place.")
-        raise UserError(where, f"this is not valid YAML: {problem}.", fix) from None
-    if raw is None:
-        raise UserError(path, "the file is empty.",
-                        f"A search space needs at least the keys {', '.join(REQUIRED_KEYS)}.")
-    from .spacecheck import SpaceValidator  # late: it imports this module's types
-
-    v = SpaceValidator(path)
-    mapping = v.mapping(raw, "")
-    v.known_keys(mapping, "", REQUIRED_KEYS + OPTIONAL_KEYS)
-    for key in REQUIRED_KEYS:
-        if key not in mapping:
-            raise UserError(path, f"the required key '{key}' is missing.",
-                            f"Add it at the top level; required keys are {', '.join(REQUIRED_KEYS)}.")
-
-    name = v.string(mapping["name"], "name")
-    if "/" in name or name.strip() != name:
-        raise UserError(f"{path}: name", f"bad study name {name!r}.",
-                        "Use a name without '/' and without leading or trailing spaces.")
-    family = v.string(mapping["family"], "family")
-    samples = v.integer(mapping["samples"], "samples", minimum=1)
-    seeds = v.seeds(mapping["seeds"])
-    compare = v.compare(mapping["compare"])
-    v.grid_size(samples, seeds, compare)
-    task = v.mapping(mapping.get("task", {}) or {}, "task")
-    sampler_seed = v.integer(mapping.get("sampler_seed", 0), "sampler_seed", minimum=0)
-    sampler = v.one_of(mapping.get("sampler", "random"), "sampler", SAMPLERS)
-    params = v.params(mapping.get("space", {}) or {})
-    fixed = v.fixed(mapping.get("fixed", {}) or {})
-    v.disjoint_names(compare, params, fixed)
-    v.conditions(params, compare)
-
-    from .families import get_family  # late: the registry is not needed to read types
-
-    fam = get_family(family, where=f"{path}: family")
-    train = v.train(mapping.get("train", {}) or {}, fam.train_defaults)
-    resources = v.resources(mapping.get("resources", {}) or {})
-    evaluate = v.evaluate(mapping.get("evaluate", []) or [])
-    tau = v.tau(mapping.get("tau", 0.1))
-    space = Space(
-        path=path, text=text, name=name, family=family, samples=samples, seeds=seeds,
-        compare=compare, task=dict(task), sampler_seed=sampler_seed, sampler=sampler,
-        params=params, fixed=fixed, train=train, resources=resources, raw=mapping, evaluate=evaluate, tau=tau,
-    )
-    fam.validate(space)
-    if train.vectorize_seeds and not getattr(fam, "vectorizes", False):
-        raise UserError(f"{path}: train.vectorize_seeds", f"the {family} family cannot train its seeds as one "
-                        "vectorised population.", "Remove train.vectorize_seeds (families that can: sentence).")
-    return space

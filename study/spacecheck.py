@@ -46,10 +46,12 @@ class SpaceValidator:
         self.path = path
 
     def fail(self, key: str, problem: str, fix: str) -> None:
+        """Raise the :class:`UserError` of ``key`` in this file."""
         where = f"{self.path}: {key}" if key else self.path
         raise UserError(where, problem, fix)
 
     def mapping(self, value: Any, key: str) -> dict:
+        """``value`` as a mapping with string keys."""
         if not isinstance(value, dict):
             self.fail(key, f"expected a mapping (key: value lines), got {type_name(value)} {value!r}.",
                       "Write it as indented 'key: value' lines or {key: value}.")
@@ -60,6 +62,7 @@ class SpaceValidator:
         return value
 
     def known_keys(self, mapping: dict, key: str, allowed: tuple[str, ...]) -> None:
+        """Fail on a key not in ``allowed``, suggesting the closest."""
         for k in mapping:
             if k not in allowed:
                 close = difflib.get_close_matches(k, allowed, n=1)
@@ -69,12 +72,14 @@ class SpaceValidator:
                           f"Allowed here: {', '.join(allowed)}.{hint}")
 
     def string(self, value: Any, key: str) -> str:
+        """``value`` as a non-empty string."""
         if not isinstance(value, str) or not value:
             self.fail(key, f"expected a non-empty string, got {type_name(value)} {value!r}.",
                       "Write a plain word, quoted if it contains ':' or '#'.")
         return value
 
     def integer(self, value: Any, key: str, *, minimum: int | None = None) -> int:
+        """``value`` as a whole number (≥ ``minimum`` when given)."""
         if isinstance(value, bool) or not isinstance(value, int):
             self.fail(key, f"expected a whole number, got {type_name(value)} {value!r}.",
                       f"Write an integer{'' if minimum is None else f' >= {minimum}'}.")
@@ -83,17 +88,20 @@ class SpaceValidator:
         return value
 
     def number(self, value: Any, key: str) -> float:
+        """``value`` as a finite number."""
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             self.fail(key, f"expected a finite number, got {type_name(value)} {value!r}.",
                       "Write a number such as 0.5 or 1.0e-3 (YAML needs the '.0' before 'e').")
         return value
 
     def one_of(self, value: Any, key: str, allowed: tuple[str, ...]) -> str:
+        """``value`` when it is one of ``allowed``."""
         if value not in allowed:
             self.fail(key, f"unknown value {value!r}.", f"Allowed: {', '.join(allowed)}.")
         return value
 
     def scalar(self, value: Any, key: str) -> Scalar:
+        """``value`` as one string, number, boolean or null."""
         if value is not None and not isinstance(value, (str, int, float, bool)):
             self.fail(key, f"expected a single value, got {type_name(value)} {value!r}.",
                       "Use a string, number, boolean or null here.")
@@ -102,6 +110,7 @@ class SpaceValidator:
         return value
 
     def options(self, value: Any, key: str, *, allow_null: bool) -> tuple[Scalar, ...]:
+        """A non-empty list of distinct options of one type."""
         if not isinstance(value, list):
             self.fail(key, f"expected a list of options, got {type_name(value)} {value!r}.",
                       "Write the options as [a, b, c].")
@@ -125,6 +134,7 @@ class SpaceValidator:
         return out
 
     def seeds(self, value: Any) -> tuple[int, ...]:
+        """``seeds``: a count n (seeds 1..n) or a list of distinct seeds ≥ 0."""
         if isinstance(value, list):
             if not value:
                 self.fail("seeds", "the list of seeds is empty.", "Give a count (3) or a list [1, 2, 3].")
@@ -137,6 +147,7 @@ class SpaceValidator:
         return tuple(range(1, count + 1))
 
     def compare(self, value: Any) -> tuple[tuple[str, tuple[Scalar, ...]], ...]:
+        """``compare``: every compared choice with its options."""
         mapping = self.mapping(value, "compare")
         if not mapping:
             self.fail("compare", "no design choice is compared.",
@@ -169,6 +180,7 @@ class SpaceValidator:
                       f"Lower samples or seeds, or raise the limit with the environment variable {LIMIT_ENV}.")
 
     def param_name(self, name: str, key: str) -> None:
+        """Fail unless ``name`` is a usable hyperparameter name (not a column of the table)."""
         if not _NAME.match(name):
             self.fail(key, f"'{name}' is not a usable parameter name.",
                       "Use letters, digits and '_', starting with a letter or '_'.")
@@ -177,6 +189,7 @@ class SpaceValidator:
                       f"Rename it; reserved names: {', '.join(sorted(RESERVED_NAMES))}.")
 
     def params(self, value: Any) -> tuple[Param, ...]:
+        """``space``: every sampled hyperparameter with its distribution and condition."""
         mapping = self.mapping(value, "space")
         out = []
         for name, spec in mapping.items():
@@ -212,6 +225,7 @@ class SpaceValidator:
         return tuple(out)
 
     def when(self, value: Any, key: str) -> tuple[tuple[str, tuple[Scalar, ...]], ...]:
+        """A ``when:`` condition: parameter -> the values it applies under."""
         mapping = self.mapping(value, key)
         if not mapping:
             self.fail(key, "the condition is empty.", "Name a parameter and its values, e.g. when: {dropout: [naive]}.")
@@ -223,6 +237,7 @@ class SpaceValidator:
         return tuple(out)
 
     def fixed(self, value: Any) -> tuple[tuple[str, Scalar], ...]:
+        """``fixed``: name -> one value."""
         mapping = self.mapping(value, "fixed")
         out = []
         for name, val in mapping.items():
@@ -231,6 +246,7 @@ class SpaceValidator:
         return tuple(out)
 
     def disjoint_names(self, compare, params, fixed) -> None:
+        """Fail when a name is in more than one of compare, space and fixed."""
         origin: dict[str, str] = {}
         for block, names in (("compare", [n for n, _ in compare]), ("space", [p.name for p in params]),
                              ("fixed", [n for n, _ in fixed])):
@@ -241,6 +257,7 @@ class SpaceValidator:
                 origin[n] = block
 
     def conditions(self, params: tuple[Param, ...], compare) -> None:
+        """Fail unless every condition names a choice parameter (or compared choice) and values it takes."""
         domain: dict[str, tuple] = {n: opts for n, opts in compare}
         for p in params:
             if p.kind == "choice":
@@ -266,6 +283,7 @@ class SpaceValidator:
                               f"Its options are {list(domain[other])}.")
 
     def train(self, value: Any, defaults: Train) -> Train:
+        """``train``: the family's defaults with the file's values."""
         mapping = self.mapping(value, "train")
         self.known_keys(mapping, "train", TRAIN_KEYS)
         max_epochs = self.integer(mapping.get("max_epochs", defaults.max_epochs), "train.max_epochs", minimum=1)
@@ -288,6 +306,7 @@ class SpaceValidator:
         return Train(max_epochs, patience, metric, mode, timeout, retries, vectorize)
 
     def resources(self, value: Any) -> Resources:
+        """``resources``: CPUs and GPUs per trial (and per population)."""
         mapping = self.mapping(value, "resources")
         self.known_keys(mapping, "resources", RESOURCE_KEYS)
         cpu = float(self.number(mapping.get("cpu", 1), "resources.cpu"))
@@ -319,6 +338,7 @@ class SpaceValidator:
         return tuple(items)
 
     def tau(self, value: Any) -> float:
+        """``tau``: a difference of accuracies in [0, 1]."""
         tau = float(self.number(value, "tau"))
         if not 0 <= tau <= 1:
             self.fail("tau", f"{tau} is outside [0, 1].", "τ is a difference of accuracies; the default is 0.1.")

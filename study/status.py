@@ -25,6 +25,7 @@ class StudyStatus:
     last_finished: str | None = None
 
     def render(self) -> str:
+        """The status as ``seedsweep status`` prints it."""
         lines = [f"study {self.study}: {self.stored}/{self.planned} trials stored "
                  f"({self.planned - self.stored if self.planned >= self.stored else 0} missing)"]
         lines.append("  status: " + (", ".join(f"{k} {v}" for k, v in sorted(self.by_status.items())) or "none"))

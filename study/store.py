@@ -83,6 +83,7 @@ class RunDir:
     # ---------------------------------------------------------------- state
 
     def exists(self) -> bool:
+        """Whether the directory holds a manifest (is a run directory)."""
         return self.storage.is_file(self.manifest_path)
 
     def require(self) -> None:
@@ -97,6 +98,7 @@ class RunDir:
             raise UserError(str(self.path), message, f"Give the --out {s.noun} of a 'seedsweep run'.")
 
     def manifest(self) -> dict[str, Any]:
+        """The manifest (a :class:`UserError` names it when it cannot be read)."""
         try:
             return json.loads(self.storage.read_text(self.manifest_path))
         except (OSError, json.JSONDecodeError) as exc:
@@ -104,11 +106,13 @@ class RunDir:
                             "Restore it from a backup; it records the study's YAML.") from None
 
     def configs(self) -> pa.Table | None:
+        """The sampled configurations (``configs.parquet``), or None before the first run."""
         if not self.storage.is_file(self.configs_path):
             return None
         return self.storage.read_table(self.configs_path)
 
     def part_path(self, folder, key: str):
+        """The path of ``key``'s part in ``folder``."""
         return self.storage.child(folder, f"{escape_key(key)}.parquet")
 
     def part_keys(self, folder) -> dict:
@@ -122,10 +126,12 @@ class RunDir:
         return {"trials": self.trials_dir, "epochs": self.epochs_dir, "confusion": self.confusion_dir}[table]
 
     def compacted_path(self, table: str):
+        """The compacted file of ``table`` (trials, epochs or confusion)."""
         return {"trials": self.compacted_trials, "epochs": self.compacted_epochs,
                 "confusion": self.compacted_confusion}[table]
 
     def shard_path(self, table: str, seq: int):
+        """The path of ``table``'s shard number ``seq``."""
         return self.storage.join("shards", shard_name(table, seq))
 
     def shards(self, table: str) -> list[tuple[int, Path]]:
@@ -160,6 +166,7 @@ class RunDir:
             return None
 
     def write_progress(self, progress: dict[str, Any]) -> None:
+        """Replace the driver's progress file."""
         self.storage.write_json(progress, self.progress_path)
 
     def read_confusion(self, columns: list[str] | None = None) -> pa.Table | None:
@@ -190,6 +197,7 @@ class RunDir:
         write(trial_row, self.part_path(self.trials_dir, key))
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
+        """Replace the manifest, whole or not at all."""
         self.storage.write_json(manifest, self.manifest_path)
 
     @property
@@ -198,6 +206,7 @@ class RunDir:
         return self.storage.join("claims.yaml")
 
     def write_claims(self, data: bytes) -> None:
+        """Write the sealed claims file (:mod:`study.sealing` records its hash)."""
         self.storage.write_bytes(data, self.claims_path)
 
     def supersede_claims(self, n: int) -> str:
@@ -207,6 +216,7 @@ class RunDir:
         return name
 
     def write_configs(self, configs: pa.Table) -> None:
+        """Write the sampled configurations."""
         self.storage.write_table(configs, self.configs_path)
 
     def check_out(self) -> None:

@@ -95,6 +95,7 @@ class TestBed:
 
     @property
     def phenomena(self) -> list[str]:
+        """The phenomena of the templates, in file order."""
         return list(dict.fromkeys(t.phenomenon for t in self.templates))
 
     def expand(self, t: Template) -> list[str]:
@@ -155,6 +156,7 @@ def tsv_text(rows: list[Sentence]) -> str:
 
 
 def write_tsv(rows: list[Sentence], out: str | Path) -> None:
+    """Write the sentences as TSV to ``out``, atomically."""
     write_text(tsv_text(rows), out)
 
 

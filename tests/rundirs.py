@@ -13,7 +13,7 @@ from pathlib import Path
 
 from study.rows import confusion_rows, epoch_rows, outcome_of, trial_row
 from study.runner import plan_study
-from study.space import parse_space
+from study.spacefile import parse_space
 from study.files import write_json, write_table
 from study.manifest import build_manifest
 from study.store import RunDir

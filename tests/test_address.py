@@ -82,7 +82,7 @@ def test_run_joins_a_cluster_started_with_ray_start(tmp_path, space_file, study)
                                  env=env, capture_output=True, text=True, timeout=120)
         assert started.returncode == 0, started.stderr
         text = SPACE if study == "synthetic" else TAGGER
-        proc = subprocess.run([sys.executable, "-m", "study", "run", str(space_file(text)), "--out", str(out),
+        proc = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space_file(text)), "--out", str(out),
                                "--address", f"127.0.0.1:{port}", "--quiet"],
                               env=driver_env, cwd=REPO, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr

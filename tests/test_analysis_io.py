@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import analysis
-from study.cli import main
+from seedsweep.cli import main
 from study.store import RunDir
 from tests.rundirs import write_synthetic_run
 
@@ -155,7 +155,7 @@ def test_report_of_a_folder_that_is_not_a_run_directory(tmp_path, capsys):
 @needs_rg
 def test_rg2017_import_reproduces_the_published_crf_shares(tmp_path):
     out = tmp_path / "rg"
-    proc = subprocess.run([sys.executable, "-m", "study", "import", str(RG_CSV), "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "seedsweep", "import", str(RG_CSV), "--out", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     df = analysis.load(out)

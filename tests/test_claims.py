@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 import analysis
-from analysis.claims import judge, read_claims
+from analysis.claims import judge
+from study.claimsfile import read_claims
 from analysis.imported import import_csv
 from analysis.report import comparisons_of
 from study.errors import UserError
@@ -49,7 +50,7 @@ claims:
 
 
 def seedsweep(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "study", *args], capture_output=True, text=True, cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "seedsweep", *args], capture_output=True, text=True, cwd=REPO,
                           timeout=600)
 
 
@@ -177,7 +178,7 @@ def test_the_manifest_records_every_file_a_study_read_the_packages_and_the_comma
     space.write_text(TAGGER)
     out = tmp_path / "run"
     env = {**os.environ, "SEEDSWEEP_DATA": str(DATA)}
-    r = subprocess.run([sys.executable, "-m", "study", "run", str(space), "--out", str(out), "--quiet",
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out), "--quiet",
                         "--num-cpus", "2"], capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     manifest = json.loads((out / "manifest.json").read_text())
@@ -193,7 +194,7 @@ def test_the_manifest_records_every_file_a_study_read_the_packages_and_the_comma
 
 
 def test_a_share_claim_s_interval_resamples_configurations_with_ties_split():
-    from analysis.claims import parse_claims
+    from study.claimsfile import parse_claims
 
     rows = []
     for cid in range(40):
@@ -215,7 +216,7 @@ def test_the_report_lists_collapsed_runs_and_both_means_beside_band_and_interval
     import numpy as np
     import pandas as pd
 
-    from analysis.claims import Claims, parse_claims
+    from study.claimsfile import Claims, parse_claims
     from analysis.ledger import Ledger, ledger_tables
 
     rng = np.random.default_rng(0)
@@ -239,7 +240,7 @@ def test_the_report_lists_collapsed_runs_and_both_means_beside_band_and_interval
 def test_a_rank_claim_ranks_the_options_within_each_block_and_refuses_a_shared_best():
     import pandas as pd
 
-    from analysis.claims import parse_claims
+    from study.claimsfile import parse_claims
 
     rows = []
     scores = {"d1": {"rocket": 0.9, "other": 0.8, "third": 0.7}, "d2": {"rocket": 0.8, "other": 0.8, "third": 0.6},
@@ -273,7 +274,7 @@ def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path):
     constant rate) beside AdamW, every epoch run; three test scores per run."""
     out = tmp_path / "sst5"
     env = {**os.environ, "SEEDSWEEP_DATA": str(DATA)}
-    r = subprocess.run([sys.executable, "-m", "study", "run", "search_spaces/sst5_protocol_cpu.yaml", "--out", str(out),
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "run", "search_spaces/sst5_protocol_cpu.yaml", "--out", str(out),
                         "--claims", "claims/sst5_protocol.yaml"], capture_output=True, text=True, cwd=REPO, env=env,
                        timeout=1200)
     assert r.returncode == 0, r.stderr
@@ -299,7 +300,7 @@ def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path):
 @pytest.mark.skipif(not (SST5 / "train.txt").is_file(), reason=f"SST-5 not found at {SST5} "
                                                                  "(set SEEDSWEEP_SHARED_DATA to the shared data folder)")
 def test_dev_and_test_subsets_are_fixed_draws_of_the_official_splits():
-    from study.families.sentences import load_sentences
+    from study.families.sentencedata import load_sentences
 
     task = {"dataset": "sst5", "path": str(SST5), "train_sentences": 400, "dev_sentences": 300,
             "test_sentences": 500, "subset_seed": 0}

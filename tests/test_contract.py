@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import analysis
-from study.cli import main
+from seedsweep.cli import main
 from study.families.transformer import model_source
 from tests.rundirs import write_synthetic_run
 from tests.test_transformer import write_toy
@@ -124,7 +124,7 @@ def test_the_rg2017_embeddings_study_resolves_every_compared_file(tmp_path):
     env = {**os.environ, "SEEDSWEEP_EMBEDDINGS": str(folder)}
 
     def check() -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "study", "check", "--resolve", str(study_file)],
+        return subprocess.run([sys.executable, "-m", "seedsweep", "check", "--resolve", str(study_file)],
                               capture_output=True, text=True, env=env, timeout=300)
 
     r = check()
@@ -161,7 +161,7 @@ fixed: {{batch_size: 32, max_length: 16, lr: 1.0e-4}}
 train: {{max_epochs: 1, patience: 1}}
 """)
     env = {**os.environ, "SEEDSWEEP_MODELS": str(tmp_path / "hub"), "RAY_AUTH_MODE": "disabled"}
-    cli = [sys.executable, "-m", "study"]
+    cli = [sys.executable, "-m", "seedsweep"]
 
     def seedsweep(*args: str) -> str:
         r = subprocess.run(cli + list(args), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)

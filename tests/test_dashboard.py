@@ -110,7 +110,7 @@ def dashboard(tmp_path):
 
     def start(run_dir: Path) -> str:
         port = free_port()
-        proc = subprocess.Popen([sys.executable, "-m", "study", "dashboard", str(run_dir), "--port", str(port),
+        proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "dashboard", str(run_dir), "--port", str(port),
                                  "--interval", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         procs.append(proc)
         deadline = time.monotonic() + 60
@@ -423,7 +423,7 @@ def test_the_differences_histograms_count_each_configuration_in_its_bin(tmp_path
 
 
 def test_the_dashboard_refuses_a_folder_that_is_not_a_run_directory(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "study", "dashboard", str(tmp_path)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "dashboard", str(tmp_path)], capture_output=True, text=True)
     assert r.returncode == 2 and str(tmp_path) in r.stderr and "manifest.json" in r.stderr
 
 
@@ -440,7 +440,7 @@ def test_the_report_is_one_file_that_opens_offline_with_the_numbers_of_analysis(
     out = tmp_path / "run"
     write_synthetic_run(out, STUDY)
     html = tmp_path / "report.html"
-    r = subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)],
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     text = html.read_text()
@@ -466,7 +466,7 @@ def test_the_report_of_a_transformer_study_shows_its_confusion_matrix(tmp_path, 
     write_synthetic_run(out, toy_yaml(tmp_path, epochs=3, compare="{lr: [0.0, 3.0e-3]}").replace("seeds: 2",
                                                                                                  "seeds: 1"))
     html = tmp_path / "report.html"
-    assert subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)]).returncode == 0
+    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
     page = open_report(browser, html)
     confusion = page.figure("confusion")
     assert confusion["data"][0]["type"] == "heatmap"
@@ -511,7 +511,7 @@ def test_dashboard_and_report_work_on_an_imported_directory(tmp_path, browser, d
     assert page.errors == []
     page.close()
     html = tmp_path / "imported.html"
-    assert subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)]).returncode == 0
+    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
     page = open_report(browser, html)
     assert_matches_compare(page, df, "classifier", "-classifier", results=["f1"])
     assert page.errors == [] and page.refused == []
@@ -524,7 +524,7 @@ def test_dashboard_and_report_work_on_an_imported_directory(tmp_path, browser, d
 def test_the_rg2017_report_shows_the_five_tasks_and_the_papers_crf_shares(tmp_path, browser):
     out = import_csv(RG_CSV, tmp_path / "rg")
     html = tmp_path / "rg.html"
-    assert subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)]).returncode == 0
+    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
     page = open_report(browser, html)
     shares = page.figure("winshares-classifier")
     crf = next(t for t in shares["data"] if t["name"] == "CRF")
@@ -555,7 +555,7 @@ def test_static_images_of_every_report_figure(tmp_path, fmt, magic):
     out = tmp_path / "run"
     write_synthetic_run(out, STUDY)
     folder = tmp_path / "figures"
-    r = subprocess.run([sys.executable, "-m", "study", "report", str(out), "--images", str(folder),
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "--images", str(folder),
                         "--image-format", fmt], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     files = sorted(p.name for p in folder.iterdir())
@@ -679,7 +679,7 @@ def test_the_statistics_figures_show_the_numbers_of_analysis_in_dashboard_and_re
     page.close()
 
     html = tmp_path / "report.html"
-    r = subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)],
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     page = open_report(browser, html)
@@ -706,7 +706,8 @@ def test_the_statistics_figures_show_the_numbers_of_analysis_in_dashboard_and_re
 
 @pytest.mark.slow
 def test_the_sealed_claims_and_their_verdicts_are_on_the_dashboard_and_in_the_report(tmp_path, browser, dashboard):
-    from analysis.claims import judge, read_claims
+    from analysis.claims import judge
+    from study.claimsfile import read_claims
     from analysis.report import comparisons_of
     from tests.test_claims import CLAIMS, STUDY as CLAIMED
 
@@ -714,7 +715,7 @@ def test_the_sealed_claims_and_their_verdicts_are_on_the_dashboard_and_in_the_re
     write_synthetic_run(out, CLAIMED)
     claims = tmp_path / "claims.yaml"
     claims.write_text(CLAIMS)
-    r = subprocess.run([sys.executable, "-m", "study", "claims", "seal", str(claims), str(out)],
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "claims", "seal", str(claims), str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     specs, results = comparisons_of(out)
@@ -729,6 +730,6 @@ def test_the_sealed_claims_and_their_verdicts_are_on_the_dashboard_and_in_the_re
     assert page.errors == []
     page.close()
     html = tmp_path / "report.html"
-    assert subprocess.run([sys.executable, "-m", "study", "report", str(out), "-o", str(html)]).returncode == 0
+    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
     text = html.read_text()
     assert "<caption>claims and verdicts</caption>" in text and "after the results existed" in text

@@ -18,7 +18,7 @@ import pytest
 
 import analysis
 from analysis import rank_agreement
-from study.cli import main
+from seedsweep.cli import main
 from study.families.encoder.dispersion import dispersion, knn_accuracy
 from tests.test_transformer import write_toy
 
@@ -192,6 +192,6 @@ def test_an_encoder_study_caches_embeddings_and_reports_win_shares_in_mode_min(t
 
 def test_the_shipped_encoder_studies_pass_check():
     for name in ("sst5_encoders.yaml", "sst5_encoders_finetuned.yaml"):
-        r = subprocess.run([sys.executable, "-m", "study", "check", str(REPO / "search_spaces" / name)],
+        r = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(REPO / "search_spaces" / name)],
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr

@@ -62,7 +62,7 @@ def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     path = space_file(SPACE)
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "study", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
+    cmd = [sys.executable, "-m", "seedsweep", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
     grid_keys = {t.key for t in plan_study(load_study(path))[1]}
 
     def start():
@@ -151,7 +151,7 @@ def test_ctrl_c_stores_no_half_trained_trial_and_resume_completes(tmp_path, spac
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     path = space_file(SPACE.replace("epoch_seconds: 0.08", "epoch_seconds: 0.3"))
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "study", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
+    cmd = [sys.executable, "-m", "seedsweep", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
     try:
         proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120

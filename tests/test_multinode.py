@@ -86,7 +86,7 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(run_dir, sp
         raylet = _raylet(worker_tmp)
         assert raylet is not None, "the worker node's raylet was not found"
 
-        driver = subprocess.Popen([sys.executable, "-m", "study", "run", str(space_file(STUDY)), "--out", str(out),
+        driver = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(space_file(STUDY)), "--out", str(out),
                                    "--address", f"127.0.0.1:{port}", "--quiet"],
                                   env=head_env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # wait until both nodes have stored a trial, then kill the worker node while its next trial trains

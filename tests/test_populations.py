@@ -19,7 +19,7 @@ from scipy import stats
 import study
 from study.families.sentence import population as population_module
 from study.runner import plan_study, populations
-from study.space import parse_space
+from study.spacefile import parse_space
 from study.store import RunDir
 from study.trial import run_group, run_trial
 
@@ -153,7 +153,7 @@ def test_check_refuses_vectorize_seeds_where_the_family_cannot(tmp_path, family,
     path.write_text(f"name: v\nfamily: {family}\nsamples: 1\nseeds: 2\ncompare: {{classifier: [softmax, crf]}}\n"
                     f"{extra}train: {{vectorize_seeds: true}}\n")
     for command in ("check", "run"):
-        args = [sys.executable, "-m", "study", command, str(path)] + (["--out", str(tmp_path / "o")]
+        args = [sys.executable, "-m", "seedsweep", command, str(path)] + (["--out", str(tmp_path / "o")]
                                                                        if command == "run" else [])
         done = subprocess.run(args, capture_output=True, text=True, cwd=REPO)
         assert done.returncode == 2, done.stderr
@@ -262,7 +262,7 @@ def test_a_driver_killed_mid_population_loses_only_its_unstored_seeds(tmp_path):
     path = tmp_path / "killed.yaml"
     path.write_text(KILLED.format(sst=DATA / "sst5", bed=BED))
     out = tmp_path / "run"
-    cmd = [sys.executable, "-m", "study", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
+    cmd = [sys.executable, "-m", "seedsweep", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
     grid = {t.key for t in plan_study(study.load_study(path))[1]}
     try:
         proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)

@@ -26,7 +26,7 @@ def test_quickstart_runs_and_prints_the_result_table(tmp_path):
         f.write("127.0.0.1:9")
     env = {**os.environ, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled", "RAY_ADDRESS": "127.0.0.1:9"}
     try:
-        proc = subprocess.run([sys.executable, "-m", "study", "run", "search_spaces/synthetic.yaml",
+        proc = subprocess.run([sys.executable, "-m", "seedsweep", "run", "search_spaces/synthetic.yaml",
                                "--out", str(tmp_path / "qs")], cwd=REPO, env=env, capture_output=True,
                               text=True, timeout=300)
     finally:
@@ -38,6 +38,6 @@ def test_quickstart_runs_and_prints_the_result_table(tmp_path):
     assert row, proc.stdout
     n, softmax, crf = int(row.group(1)), float(row.group(2)), float(row.group(3))
     assert n == 12 and crf > 50.0 and abs(softmax + crf - 100.0) < 0.2
-    status = subprocess.run([sys.executable, "-m", "study", "status", str(tmp_path / "qs")], cwd=REPO,
+    status = subprocess.run([sys.executable, "-m", "seedsweep", "status", str(tmp_path / "qs")], cwd=REPO,
                             capture_output=True, text=True)
     assert status.returncode == 0 and "48/48 trials stored" in status.stdout

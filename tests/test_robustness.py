@@ -165,12 +165,12 @@ def test_compare_on_an_evaluation_column_and_the_robustness_table_agree(robust_r
 
 @needs_sst
 def test_the_report_prints_the_robustness_table_at_the_studys_tau(robust_run, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "study", "report", str(robust_run)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(robust_run)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "**robustness: augment**" in r.stdout and "at τ = 0.2" in r.stdout
     assert "c00003 architecture=" in r.stdout and "| negation | none |" in r.stdout
     page = tmp_path / "report.html"
-    r = subprocess.run([sys.executable, "-m", "study", "report", str(robust_run), "-o", str(page)],
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(robust_run), "-o", str(page)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     text = page.read_text()
@@ -195,10 +195,10 @@ def test_the_dashboard_and_the_report_plot_every_models_accuracy_per_population(
     df = analysis.load(robust_run)
     ok = df[df.status == "ok"]
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "study", "dashboard", str(robust_run), "--port", str(port),
+    proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "dashboard", str(robust_run), "--port", str(port),
                              "--interval", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     page = tmp_path / "report.html"
-    assert subprocess.run([sys.executable, "-m", "study", "report", str(robust_run), "-o", str(page)]).returncode == 0
+    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(robust_run), "-o", str(page)]).returncode == 0
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])

@@ -118,7 +118,7 @@ def test_a_study_writes_its_run_directory_to_s3_and_resumes_there(s3_server, tmp
     env = {**os.environ, **CREDENTIALS, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)
     try:
-        cmd = [sys.executable, "-m", "study", "run", str(space_file(STUDY)), "--out", uri]
+        cmd = [sys.executable, "-m", "seedsweep", "run", str(space_file(STUDY)), "--out", uri]
         first = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=300)
         assert first.returncode == 0, first.stderr
         assert "win share" in first.stdout                 # the end-of-run tables read the objects back
@@ -132,7 +132,7 @@ def test_a_study_writes_its_run_directory_to_s3_and_resumes_there(s3_server, tmp
     assert len(df) == 12 and df["trial_key"].is_unique and (df["status"] == "ok").all()
     assert analysis.compare(df, "classifier").best == "crf"
     assert len(analysis.load_epochs(uri)) == 12 * 3
-    from study.cli import main
+    from seedsweep.cli import main
 
     assert main(["status", uri]) == 0
     assert main(["report", uri]) == 0

@@ -11,7 +11,7 @@ import pytest
 from study.grid import effective_params, trial_grid
 from study.schema import escape_key, unescape_key
 from study.sampling import sample_configs
-from study.space import parse_space
+from study.spacefile import parse_space
 
 BASE = """
 name: s

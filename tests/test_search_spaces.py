@@ -21,7 +21,7 @@ NOT_SHIPPED = {"rg2017/embeddings.yaml": "komninos", "sst5_models.yaml": "bert-b
 
 
 def seedsweep(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "study", *args], capture_output=True, text=True, cwd=REPO,
+    return subprocess.run([sys.executable, "-m", "seedsweep", *args], capture_output=True, text=True, cwd=REPO,
                           env=env, timeout=300)
 
 

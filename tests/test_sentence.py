@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 import torch
 
-from study.families.sentence.family import ARCHITECTURES, auto_width
+from study.families.sentence.settings import ARCHITECTURES, auto_width
 from study.families.sentence.model import SentenceModel, tokens
 from study.families.sentence.network import build_network
 from study.testbeds import read_testbed
 from study.schema import TrialSpec
-from study.space import parse_space
+from study.spacefile import parse_space
 from study.trial import run_trial, seed_everything
 
 REPO = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def model(folder: Path, arch: str, fixed: str = "", seed: int = 1) -> SentenceMo
 def test_check_resolve_prints_each_architectures_trainable_parameters_as_torch_counts_them(tmp_path):
     path = tmp_path / "toy.yaml"
     path.write_text(toy_yaml(tmp_path))
-    r = subprocess.run([sys.executable, "-m", "study", "check", str(path), "--resolve"], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(path), "--resolve"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     printed = {m[0]: (int(m[1]), int(m[2].replace(",", ""))) for m in
                re.findall(r"architecture (\w+) \(compare.architecture\) over glove-6b-50d: width (\d+), ([\d,]+) "
@@ -171,7 +171,7 @@ def test_evaluate_and_augment_mistakes_exit_2_before_anything_runs(tmp_path, edi
         text = re.sub(r"task: .*\n", "", text).replace("fixed: {lr: 1.0e-2}", "")
     path = tmp_path / "bad.yaml"
     path.write_text(text)
-    r = subprocess.run([sys.executable, "-m", "study", "check", str(path)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(path)], capture_output=True, text=True)
     assert r.returncode == 2, (r.stdout, r.stderr)
     assert message in r.stderr and str(path) in r.stderr
 

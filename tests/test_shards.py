@@ -216,7 +216,7 @@ def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path,
     out = tmp_path / "run"
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled",
            "SEEDSWEEP_FOLD_PARTS": "6"}
-    cmd = [sys.executable, "-m", "study", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
+    cmd = [sys.executable, "-m", "seedsweep", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
     grid = {t.key for t in plan_study(load_study(path))[1]}
     rd = RunDir(out)
     try:

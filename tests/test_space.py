@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from study import UserError, load_space
-from study.cli import main
+from seedsweep.cli import main
 from tests.conftest import REPO
 
 GOOD = """
@@ -89,11 +89,11 @@ def test_missing_file_is_a_user_error(tmp_path):
 
 def test_real_cli_exit_code_and_check_output(space_file, tmp_path):
     bad = space_file(GOOD.replace("samples: 4", "samples: 0"), "bad.yaml")
-    proc = subprocess.run([sys.executable, "-m", "study", "check", str(bad)], capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(bad)], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2
     assert "samples" in proc.stderr and ">= 1" in proc.stderr
     good = space_file(GOOD, "good.yaml")
-    proc = subprocess.run([sys.executable, "-m", "study", "check", str(good)], capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(good)], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     assert "4 configurations" in proc.stdout and "= 16 trials" in proc.stdout
 

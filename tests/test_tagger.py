@@ -9,7 +9,7 @@ import pytest
 import analysis
 from study.errors import UserError
 from study.schema import TrialSpec
-from study.space import parse_space
+from study.spacefile import parse_space
 from study.trial import run_trial
 from tests.rundirs import write_synthetic_run
 
@@ -97,7 +97,7 @@ def test_run_refuses_a_study_whose_corpus_cannot_be_found(tmp_path, monkeypatch,
     import dataclasses
 
     import study.families.tagger.corpora as corpora
-    from study.cli import main
+    from seedsweep.cli import main
 
     monkeypatch.setenv("SEEDSWEEP_DATA", str(tmp_path / "nothing-here"))
     monkeypatch.setenv("SEEDSWEEP_CACHE", str(tmp_path / "cache"))

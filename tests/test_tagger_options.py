@@ -11,7 +11,7 @@ import pytest
 
 from study.families.tagger import DEFAULTS, TaggerModel
 from study.schema import TrialSpec
-from study.space import parse_space
+from study.spacefile import parse_space
 from study.trial import run_trial, seed_everything
 
 BASE = {"optimizer": "adam", "dropout": "variational", "chars": "none", "classifier": "softmax", "scheme": "BIO",
@@ -41,7 +41,7 @@ train: {max_epochs: 1, patience: 1}
 
 
 def test_every_option_of_the_families_choices_is_listed():
-    from study.families.tagger.family import LIMITS
+    from study.families.tagger.settings import LIMITS
 
     listed = {}
     for key, value in VARIANTS:

@@ -110,7 +110,7 @@ def test_the_testbed_command_writes_byte_identical_tsv_across_runs(tmp_path):
     outs = []
     for hashseed in ("1", "2"):
         out = tmp_path / f"bed{hashseed}.tsv"
-        r = subprocess.run([sys.executable, "-m", "study", "testbed", str(SHIPPED), "-o", str(out)],
+        r = subprocess.run([sys.executable, "-m", "seedsweep", "testbed", str(SHIPPED), "-o", str(out)],
                            capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": hashseed})
         assert r.returncode == 0, r.stderr
         assert re.search(r"negation\s+eval\s+512", r.stdout) and re.search(r"sarcasm\s+train\s+192", r.stdout)
@@ -152,7 +152,7 @@ def test_a_bad_test_bed_exits_2_naming_the_file_the_template_and_the_placeholder
     path = tmp_path / "bad.yaml"
     path.write_text(edit(SMALL))
     out = tmp_path / "out.tsv"
-    r = subprocess.run([sys.executable, "-m", "study", "testbed", str(path), "-o", str(out)],
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "testbed", str(path), "-o", str(out)],
                        capture_output=True, text=True)
     assert r.returncode == 2, r.stderr
     assert str(path) in r.stderr

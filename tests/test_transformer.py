@@ -17,8 +17,8 @@ import analysis
 import study
 from study.errors import UserError
 from study.schema import TrialSpec
-from study.families.sentences import load_sentences, read_sst_trees, read_table
-from study.space import parse_space
+from study.families.sentencedata import load_sentences, read_sst_trees, read_table
+from study.spacefile import parse_space
 from study.store import RunDir
 from study.trial import run_trial
 
@@ -219,7 +219,7 @@ def test_a_model_folder_loads_and_errors_name_the_model(tmp_path):
     assert model_source("bert-base-uncased") == "bert-base-uncased"     # a hub name
     hub = tmp_path / "hub.yaml"
     hub.write_text(sp.text.replace("tiny-random-bert", "no-such-org/no-such-model"))
-    r = subprocess.run([sys.executable, "-m", "study", "check", "--resolve", str(hub)], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "check", "--resolve", str(hub)], capture_output=True,
                        text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})    # no network attempts
     assert r.returncode == 2 and "model no-such-org/no-such-model: cannot load it" in r.stderr
     sp_dir = parse_space(sp.text.replace("tiny-random-bert", str(folder)), path=sp.path)
@@ -242,13 +242,13 @@ def test_user_errors_survive_pickling_from_a_worker():
 def test_check_refuses_bad_transformer_settings_with_exit_2(tmp_path, fixed, message):
     f = tmp_path / "bad.yaml"
     f.write_text(toy_yaml(tmp_path, fixed))
-    r = subprocess.run([sys.executable, "-m", "study", "check", str(f)], capture_output=True, text=True)
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(f)], capture_output=True, text=True)
     assert r.returncode == 2 and message in r.stderr and str(f) in r.stderr
 
 
 @pytest.mark.parametrize("name", ["sst5_models.yaml", "sst5_offline.yaml"])
 def test_the_sst5_study_files_pass_check_offline(name):
-    r = subprocess.run([sys.executable, "-m", "study", "check", str(REPO / "search_spaces" / name)],
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(REPO / "search_spaces" / name)],
                        capture_output=True, text=True, env={**os.environ, "SEEDSWEEP_DATA": "/nonexistent"})
     assert r.returncode == 0, r.stderr
     assert "trials" in r.stdout
@@ -287,7 +287,7 @@ def test_relative_paths_in_the_study_file_mean_the_folder_the_study_was_started_
     folder.mkdir()
     text = toy_yaml(folder, epochs=1).replace(str(folder), "data")        # task.train: data/train.tsv, ...
     (tmp_path / "toy.yaml").write_text(text.replace("seeds: 2", "seeds: 1"))
-    r = subprocess.run([sys.executable, "-m", "study", "run", "toy.yaml", "--out", "run", "--num-cpus", "1",
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "run", "toy.yaml", "--out", "run", "--num-cpus", "1",
                         "--quiet"], cwd=tmp_path, capture_output=True, text=True,
                        env={**os.environ, "RAY_AUTH_MODE": "disabled"}, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]

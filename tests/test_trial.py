@@ -7,7 +7,7 @@ import os
 
 from study.grid import trial_grid
 from study.sampling import sample_configs
-from study.space import parse_space
+from study.spacefile import parse_space
 from study.trial import run_trial
 
 SPACE = """

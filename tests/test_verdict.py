@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.verdict import (BAND_WARNING, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, Rule, mean_ranks, outcome,
+from study.claimsfile import Rule
+from analysis.verdict import (BAND_WARNING, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, mean_ranks, outcome,
                               rank_interval, rank_verdict, value_estimate, verdict)
 
 REPLICATIONS = 5000

@@ -54,7 +54,7 @@ if TYPE_CHECKING:  # annotations only: families never import the engine's upper 
     from ..space import Space
 
 __all__ = ["Family", "FamilyBase", "Model", "ModelBase", "Limit", "choice", "integer", "number", "check_value",
-           "check_settings", "check_limits", "check_task_and_names", "named_values", "settings_of", "Train"]
+           "check_settings", "check_limits", "check_task_and_names", "named_values", "merge_settings", "Train"]
 
 
 @runtime_checkable
@@ -79,15 +79,27 @@ class Model(Protocol):
 
 
 class ModelBase:
-    """Defaults of a :class:`Model`'s optional hooks."""
+    """What every :class:`Model` has to define (``train_epoch``, ``evaluate``)
+    and the defaults of its optional hooks."""
+
+    def train_epoch(self, epoch: int) -> float:
+        """Train one epoch; return the mean training loss (NaN/inf means diverged)."""
+        raise NotImplementedError(f"{type(self).__name__} trains nothing")
+
+    def evaluate(self, epoch: int) -> tuple[float, ...]:
+        """Return ``(dev_score, test_score)`` (or with the dev loss third) after ``epoch``."""
+        raise NotImplementedError(f"{type(self).__name__} evaluates nothing")
 
     def details(self, epoch: int) -> dict[str, Any]:
+        """Extra per-epoch data stored with the epoch (none by default)."""
         return {}
 
     def collapse_reason(self, best_epoch: int) -> str | None:
+        """Why a finished run counts as collapsed (never, by default)."""
         return None
 
     def results(self, best_epoch: int) -> dict[str, Any]:
+        """The trial's values of the family's result columns (none by default)."""
         return {}
 
 
@@ -101,13 +113,17 @@ class Family(Protocol):
     defaults: Mapping[str, Any]
     limits: Mapping[str, "Limit"]
 
-    def validate(self, space: "Space") -> None: ...
+    def validate(self, space: "Space") -> None:
+        """Check the space against the family's schema and limits (no I/O); a :class:`UserError` names the key."""
 
-    def resolve(self, space: "Space") -> list[str]: ...
+    def resolve(self, space: "Space") -> list[str]:
+        """Find every file or model the space names; one line per thing found (``check --resolve``)."""
 
-    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None) -> Model: ...
+    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None) -> Model:
+        """The model of one trial (``cache_dir``: where trials of the study share work, if anywhere)."""
 
-    def result_columns(self, space: "Space") -> dict[str, str]: ...
+    def result_columns(self, space: "Space") -> dict[str, str]:
+        """Columns the family adds to the trials table: name -> ``float`` | ``int`` | ``str`` | ``bool``."""
 
 
 class FamilyBase:
@@ -127,6 +143,7 @@ class FamilyBase:
     names_hint: str = ""                         # appended to the unknown-hyperparameter message
 
     def validate(self, space: "Space") -> None:
+        """The shared checks (task keys, dataset, names, limits, evaluation sets), then :meth:`check`."""
         check_task_and_names(space, self.name, self.task_keys, self.datasets, self.defaults, self.names_hint)
         check_limits(space, self.limits, self.name)
         check_evaluate(space, self.classifies, self.name)
@@ -134,6 +151,14 @@ class FamilyBase:
 
     def check(self, space: "Space") -> None:
         """The family's own schema checks (no I/O), after the shared ones."""
+
+    def resolve(self, space: "Space") -> list[str]:
+        """Find every file or model the space names; one line per thing found (``check --resolve``)."""
+        raise NotImplementedError(f"the {self.name} family resolves nothing")
+
+    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None) -> Model:
+        """The model of one trial (``cache_dir``: where trials of the study share work, if anywhere)."""
+        raise NotImplementedError(f"the {self.name} family builds no model")
 
     def result_columns(self, space: "Space") -> dict[str, str]:
         """Columns the family adds to the trials table: name -> ``float`` |
@@ -158,6 +183,7 @@ class Limit:
     hint: str = "Fix the value."
 
     def allows(self, value: Any) -> bool:
+        """Whether ``value`` is within this limit (booleans are never numbers)."""
         if self.kind == "choice":
             return value in self.options
         if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -179,14 +205,17 @@ def _num(x: float) -> str:
 
 
 def choice(*options: Any) -> Limit:
+    """A limit to the named ``options``."""
     return Limit("choice", options=tuple(options), hint=f"Use one of: {', '.join(map(str, options))}.")
 
 
 def integer(low: int, high: int, hint: str = "Fix the value.") -> Limit:
+    """A limit to the integers in [``low``, ``high``]."""
     return Limit("int", low=low, high=high, hint=hint)
 
 
 def number(low: float, high: float, *, open_high: bool = False, hint: str = "Fix the value.") -> Limit:
+    """A limit to the numbers in [``low``, ``high``] (``open_high``: [``low``, ``high``))."""
     return Limit("number", low=low, high=high, open_high=open_high, hint=hint)
 
 
@@ -238,7 +267,7 @@ def named_values(space: "Space", name: str, default: Any) -> list[tuple[str, Any
     choice; the family default when the space names none. What ``resolve``
     must find.
 
-    >>> from study.space import parse_space
+    >>> from study.spacefile import parse_space
     >>> sp = parse_space("name: s\\nfamily: synthetic\\nsamples: 1\\nseeds: 1\\ncompare: {x: [a, b]}")
     >>> named_values(sp, "x", "z"), named_values(sp, "y", "z")
     ([('compare.x', 'a'), ('compare.x', 'b')], [('default y', 'z')])
@@ -250,7 +279,7 @@ def named_values(space: "Space", name: str, default: Any) -> list[tuple[str, Any
     return out or [(f"default {name}", default)]
 
 
-def settings_of(defaults: Mapping[str, Any], space: "Space", hparams: Mapping[str, Any]) -> dict[str, Any]:
+def merge_settings(defaults: Mapping[str, Any], space: "Space", hparams: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults, then ``fixed``, then the trial's hyperparameters (null = unset)."""
     out = dict(defaults)
     out.update(dict(space.fixed))

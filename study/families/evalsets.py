@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UserError
-from .sentences import read_table
+from .sentencedata import read_table
 from ..testbeds import read_testbed
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ class EvalSet:
 
     @property
     def column(self) -> str:
+        """The trials table's column of this set's scores (``eval_<name>``)."""
         return f"eval_{self.name}"
 
 

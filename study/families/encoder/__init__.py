@@ -9,7 +9,7 @@ is better (``train.mode: min``). Nothing is trained: a trial is one
 
 **Options** (hyperparameters; defaults in brackets):
 
-* ``model`` [all-minilm-l6-v2] -- a model option of :mod:`study.families.models`
+* ``model`` [all-minilm-l6-v2] -- a model option of :mod:`study.families.modelsources`
   (a package, folder or hub id; ``random:NAME`` for the architecture with
   random weights, drawn once per option from a fixed seed so that every
   seed judges the same encoder; ``NAME@N`` for its first N layers), or
@@ -29,7 +29,7 @@ is better (``train.mode: min``). Nothing is trained: a trial is one
 * ``max_length`` [128], ``batch_size`` [64] -- tokenizer truncation, texts per forward pass.
 
 **Data**: ``task`` as for the transformer family (SST-5 or SST-2 root
-sentences, or any (text, label) table, :mod:`study.families.sentences`). The
+sentences, or any (text, label) table, :mod:`study.families.sentencedata`). The
 dev score is M on a sample of the dev split, the test score M on a sample of
 the test split.
 
@@ -45,6 +45,7 @@ layer, max_length, data) and kept in the run directory's ``cache/`` folder
 option only resample.
 """
 
-from .family import DEFAULTS, FAMILY, settings_of
+from .family import FAMILY
+from .settings import DEFAULTS, settings_of
 
 __all__ = ["FAMILY", "DEFAULTS", "settings_of"]

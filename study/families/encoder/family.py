@@ -2,60 +2,26 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...errors import UserError
 from ...schema import Train, TrialSpec
-from ..base import FamilyBase, choice, integer
-from ..base import settings_of as merged_settings
-from ..models import check_model_options, describe_model, model_source, parse_model, resolve_model_options
-from ..sentences import SENTENCE_DATASETS, TASK_KEYS, load_sentences
+from ..base import FamilyBase
+from ..modelsources import check_model_options, describe_model, model_source, parse_model, resolve_model_options
+from ..sentencedata import SENTENCE_DATASETS, TASK_KEYS, load_sentences
+from ..vectors import load_vectors
+from .model import EncoderModel
+from .settings import DEFAULTS, LIMITS, vectors_source
 
 if TYPE_CHECKING:
     from ...space import Space
 
-__all__ = ["FAMILY", "DEFAULTS", "LIMITS", "settings_of", "vectors_source", "GLOVE"]
-
-GLOVE = "glove-6b-50d"
-DEFAULTS: dict[str, Any] = {
-    "model": "all-minilm-l6-v2", "pooling": "cls", "layer": -1, "pretrained": True, "per_class": 100, "k": 10,
-    "max_length": 128, "batch_size": 64,
-}
-LIMITS = {
-    "pooling": choice("cls", "mean"),
-    "layer": integer(-64, 64, "-1 is the last layer, 0 the embedding layer's output."),
-    "pretrained": choice(True, False),
-    "per_class": integer(2, 10**6, "Sentences drawn per class, e.g. 100."),
-    "k": integer(1, 1000),
-    "max_length": integer(2, 8192),
-    "batch_size": integer(1, 65536),
-}
-
-
-def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
-    """Defaults, then ``fixed``, then the trial's hyperparameters (null = unset)."""
-    return merged_settings(DEFAULTS, space, hparams)
-
-
-def vectors_source(model: str) -> str | None:
-    """The word-vector source of a mean-of-vectors "encoder", or None for a model.
-
-    >>> vectors_source("glove-6b-50d"), vectors_source("vectors:komninos"), vectors_source("all-minilm-l6-v2")
-    ('glove-6b-50d', 'komninos', None)
-    """
-    if model == GLOVE:
-        return GLOVE
-    if model.startswith("vectors:"):
-        return model[len("vectors:"):]
-    return None
-
+__all__ = ["FAMILY"]
 
 def _describe(name: str) -> str:
     source = vectors_source(name)
     if source is None:
         return describe_model(name, model_source(parse_model(name).base))
-    from ..vectors import load_vectors
-
     _, matrix = load_vectors(source, {"the"})
     return f"model {name}: mean of {matrix.shape[1]}-dimensional word vectors"
 
@@ -84,8 +50,6 @@ class EncoderFamily(FamilyBase):
                 "sentences": "int", "embed_seconds": "float", "score_seconds": "float"}
 
     def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None):
-        from .model import EncoderModel
-
         return EncoderModel(space, trial.hparams, trial.seed, config_id=trial.config_id, cache_dir=cache_dir)
 
 

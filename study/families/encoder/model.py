@@ -17,10 +17,11 @@ import numpy as np
 from ...errors import UserError
 from ...files import stable_hash, write_bytes
 from ..base import ModelBase, check_settings
-from ..models import load_failure, model_source, parse_model
-from ..sentences import cached_sentences
+from ..modelsources import load_failure, model_source, parse_model
+from ..sentencedata import cached_sentences
+from ..vectors import load_vectors
 from .dispersion import dispersion, knn_accuracy
-from .family import LIMITS, settings_of, vectors_source
+from .settings import LIMITS, settings_of, vectors_source
 
 if TYPE_CHECKING:
     from ...space import Space
@@ -48,8 +49,6 @@ def balanced_sample(labels: np.ndarray, per_class: int, seed: int | Sequence[int
 
 
 def _mean_vectors(texts: list[str], source: str) -> np.ndarray:
-    from ..vectors import load_vectors
-
     tokens = [_WORD.findall(t.lower()) for t in texts]
     words, matrix = load_vectors(source, {w for ts in tokens for w in ts})
     index = {w: i for i, w in enumerate(words)}

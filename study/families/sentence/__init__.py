@@ -30,7 +30,7 @@ accuracy, the test accuracy at the best dev epoch (the shared protocol of
 -> ``did n't``, as the SST trees write it); a word GloVe lacks gets a zero
 vector.
 
-Data: ``task`` as for the transformer family (:mod:`study.families.sentences`:
+Data: ``task`` as for the transformer family (:mod:`study.families.sentencedata`:
 ``sst2``, ``sst5``, ``table``; ``train_sentences`` with ``subset_seed``).
 ``evaluate:`` sets are scored every epoch and stored at the best dev epoch
 (``eval_<name>``); ``augment: <phenomenon>`` with ``augment_factor: k`` adds
@@ -49,6 +49,7 @@ Modules: ``family`` (settings, limits, parameter counts: no torch),
 ``network`` (the four architectures), ``model`` (one trial's training).
 """
 
-from .family import ARCHITECTURES, DEFAULTS, FAMILY, auto_width, n_params
+from .family import FAMILY
+from .settings import ARCHITECTURES, DEFAULTS, auto_width, n_params
 
 __all__ = ["FAMILY", "DEFAULTS", "ARCHITECTURES", "n_params", "auto_width"]

@@ -11,9 +11,9 @@ import numpy as np
 
 from ..base import ModelBase, check_settings
 from ..evalsets import augmentation, eval_sets, label_ids
-from ..sentences import cached_sentences
+from ..sentencedata import cached_sentences
 from ..vectors import load_vectors
-from .family import LIMITS, auto_width, n_params, settings
+from .settings import LIMITS, auto_width, n_params, settings_of
 
 if TYPE_CHECKING:
     from ...space import Space
@@ -67,7 +67,7 @@ class Prepared:
     sets, the vector matrix and the width."""
 
     def __init__(self, space: "Space", hparams: dict[str, Any]) -> None:
-        self.s = s = settings(space, hparams)
+        self.s = s = settings_of(space, hparams)
         check_settings(s, LIMITS, space.path, "sentence")
         task_json = json.dumps(space.task, sort_keys=True)
         self.data = data = cached_sentences(task_json)
@@ -117,7 +117,7 @@ class Prepared:
         """A new network of this configuration (its weights drawn from torch's global generator)."""
         import torch
 
-        from .network import build_network, trainable_parameters
+        from .network import build_network, trainable_parameters     # torch at import: only when a model trains
 
         net = build_network(self.arch, torch.from_numpy(self.enc.vectors), self.width, len(self.names),
                             float(self.s["dropout"]))
@@ -126,6 +126,7 @@ class Prepared:
         return net, count
 
     def collapse_reason(self, dev_accuracy: float) -> str | None:
+        """Why a run with this best dev accuracy counts as collapsed (no better than the majority label), or None."""
         labels = self.splits["dev"][1]
         rate = float(np.bincount(labels).max()) / len(labels)
         if dev_accuracy <= rate:

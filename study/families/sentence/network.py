@@ -2,7 +2,7 @@
 
 Every network takes ``ids`` (batch × time, 0 = padding) and ``lengths`` and
 returns logits. :func:`build_network` makes one; its trainable parameters
-number :func:`~study.families.sentence.family.n_params` exactly.
+number :func:`~study.families.sentence.settings.n_params` exactly.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import math
 import torch
 from torch import nn
 
-from .family import KERNELS
+from .settings import KERNELS
 
 __all__ = ["build_network", "trainable_parameters"]
 
@@ -113,8 +113,10 @@ NETWORKS = {"fc": MeanMLP, "cnn": ConvMax, "lstm": BiLSTM, "attention": SelfAtte
 
 
 def build_network(architecture: str, vectors: torch.Tensor, width: int, classes: int, dropout: float) -> nn.Module:
+    """A new network of ``architecture`` over the frozen ``vectors``."""
     return NETWORKS[architecture](vectors, width, classes, dropout)
 
 
 def trainable_parameters(net: nn.Module) -> int:
+    """The number of trainable parameters of ``net`` (frozen vectors excluded)."""
     return sum(p.numel() for p in net.parameters() if p.requires_grad)

@@ -120,6 +120,7 @@ class Population(Stacked):
         return ids, torch.stack([p[1] for p in parts]), torch.stack([p[2] for p in parts])
 
     def train_epoch(self, epoch: int) -> list[float]:
+        """Train every member one epoch; the mean training loss of each (NaN for a diverged one)."""
         n = len(self.prep.splits["train"][1])
         size = int(self.prep.s["batch_size"])
         if self.shared_order:
@@ -195,6 +196,7 @@ class Population(Stacked):
         return [int(c) / len(self.prep.splits[split][1]) for c in correct]
 
     def evaluate(self, epoch: int) -> list[tuple[float, float] | None]:
+        """(dev, test) accuracy of each member still alive, None for the others."""
         out: list[tuple[float, float] | None] = [None] * len(self.dev_accuracy)
         if not self.alive:
             return out
@@ -207,7 +209,9 @@ class Population(Stacked):
         return out
 
     def collapse_reason(self, member: int, best_epoch: int) -> str | None:
+        """Why ``member``'s run counts as collapsed, or None."""
         return self.prep.collapse_reason(self.dev_accuracy[member].get(best_epoch, 0.0))
 
     def results(self, member: int, best_epoch: int) -> dict[str, Any]:
+        """``member``'s result columns at its best dev epoch."""
         return self.prep.results(self.params, self.eval_accuracy[member].get(best_epoch, {}))

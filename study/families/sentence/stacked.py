@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch.nn import functional as F
 
-from .family import KERNELS
+from .settings import KERNELS
 
 __all__ = ["Stacked"]
 

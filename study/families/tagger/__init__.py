@@ -47,15 +47,9 @@ equal-length batches, optimizers, one epoch, scoring), ``corpora``,
 ``schemes``, ``metrics``, ``embeddings``, ``crf``.
 """
 
-from .family import DEFAULTS, FAMILY, settings_of
+from .family import FAMILY
+from .model import TaggerModel
+from .settings import DEFAULTS, settings_of
 
 __all__ = ["FAMILY", "DEFAULTS", "settings_of", "TaggerModel"]
 
-
-def __getattr__(name: str):
-    # the model needs torch: imported on first use, not when a space is validated
-    if name == "TaggerModel":
-        from .model import TaggerModel
-
-        return TaggerModel
-    raise AttributeError(name)

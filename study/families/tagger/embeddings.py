@@ -70,6 +70,7 @@ class Vocabulary:
     new: int              # frequent training words given a new random vector
 
     def lookup(self, word: str) -> int:
+        """The row of ``word``: as written, lower-cased, digits normalised, else the unknown word's."""
         for key in (word, word.lower(), normalize_number(word)):
             i = self.index.get(key)
             if i is not None:

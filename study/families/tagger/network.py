@@ -24,8 +24,9 @@ class Network:
 
     @staticmethod
     def build(s: dict[str, Any], vectors: np.ndarray, n_chars: int, n_tags: int):
+        """The BiLSTM tagger of settings ``s`` (torch is imported here)."""
         torch, nn = torch_modules()
-        from .crf import CRF
+        from .crf import CRF       # torch at import: only when a network is built
 
         class CharCNN(nn.Module):
             def __init__(self):

@@ -1,7 +1,7 @@
 """The transformer family: fine-tune a pretrained encoder for sentence classification.
 
 One trial fine-tunes ``AutoModelForSequenceClassification`` with a fresh
-classification head on a sentence dataset (:mod:`~study.families.sentences`: SST-5,
+classification head on a sentence dataset (:mod:`~study.families.sentencedata`: SST-5,
 SST-2, or TSV/CSV files), under the shared protocol of :mod:`study.trial`
 (seeded, dev and test every epoch, early stopping on dev, the test score at
 the best dev epoch, the best test epoch's score kept beside it).
@@ -18,7 +18,7 @@ the best dev epoch, the best test epoch's score kept beside it).
   ``sentence-transformers/all-MiniLM-L6-v2``…), looked up on the model
   search path ``SEEDSWEEP_MODELS`` first;
 * ``random:NAME`` (the architecture with weights drawn from the trial's
-  seed) and ``NAME@N`` (the first N layers): see :mod:`study.families.models`.
+  seed) and ``NAME@N`` (the first N layers): see :mod:`study.families.modelsources`.
 
 An option holding a ``/`` is stored unchanged in the trials table; its trial
 keys are %-escaped into file names by the store.
@@ -50,15 +50,10 @@ Modules: ``family`` (settings, limits, where a model comes from: no torch),
 ``model`` (one trial's fine-tuning), ``sentences`` (SST trees and tables).
 """
 
-from .family import DEFAULTS, FAMILY, model_source, settings_of
+from ..modelsources import model_source
+from .family import FAMILY
+from .model import TransformerModel
+from .settings import DEFAULTS, settings_of
 
 __all__ = ["FAMILY", "DEFAULTS", "settings_of", "model_source", "TransformerModel"]
 
-
-def __getattr__(name: str):
-    # the model needs torch and transformers: imported on first use
-    if name == "TransformerModel":
-        from .model import TransformerModel
-
-        return TransformerModel
-    raise AttributeError(name)

@@ -11,9 +11,9 @@ import numpy as np
 
 from ..base import ModelBase, check_settings
 from ..evalsets import eval_sets, label_ids
-from ..models import load_failure, parse_model
-from .family import LIMITS, TINY, model_source, settings_of
-from ..sentences import cached_sentences
+from ..modelsources import load_failure, parse_model
+from ..sentencedata import cached_sentences
+from .settings import LIMITS, TINY, option_source, settings_of
 
 if TYPE_CHECKING:
     from ...space import Space
@@ -62,7 +62,7 @@ class TransformerModel(ModelBase):
         check_settings(s, LIMITS, space.path, "transformer")
         task_json = json.dumps(space.task, sort_keys=True)
         self.data = cached_sentences(task_json)
-        source = model_source(s["model"])
+        source = option_source(s["model"])
         try:
             self.splits, self.pad_id = _encoded(task_json, source, int(s["max_length"]))
         except (OSError, ValueError) as exc:

@@ -28,6 +28,7 @@ from typing import Callable
 
 from ..errors import UserError
 from ..files import note_read
+from .base import named_values
 
 __all__ = ["ModelSpec", "parse_model", "check_model_options", "resolve_model_options", "describe_model", "model_source", "search_path", "load_failure", "PACKAGED", "MODELS_ENV"]
 
@@ -78,8 +79,6 @@ def check_model_options(space, default: str, *, other: Callable[[str], bool] = l
     """Every model option the space names (fixed, compared, sampled) must parse;
     ``other`` accepts names that are not models (the encoder's word vectors).
     A :class:`UserError` names the key."""
-    from .base import named_values
-
     for where, value in named_values(space, "model", default):
         if not isinstance(value, str) or not value.strip():
             raise UserError(f"{space.path}: {where}", f"{value!r} is not a model.",
@@ -95,8 +94,6 @@ def resolve_model_options(space, default: str, describe: Callable[[str], str]) -
     """``describe(name)`` of every model option the space names: one line per
     option found; the first that cannot be found is a :class:`UserError`
     naming its key (``compare.model``, ``fixed.model``, …)."""
-    from .base import named_values
-
     out = []
     for where, value in named_values(space, "model", default):
         try:

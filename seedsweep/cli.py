@@ -1,21 +1,36 @@
-"""The ``seedsweep`` command line. Every command has a Python function behind it
-(:mod:`study`); user errors print one paragraph and exit with code 2."""
+"""The ``seedsweep`` command line, above both packages: every command has a
+Python function behind it (:mod:`study` runs studies, :mod:`analysis` reads
+their results); user errors print one paragraph and exit with code 2.
+
+The engine's modules are imported here at the top. The statistics package
+is imported inside the commands that read results (report, export, import,
+dashboard, and run's closing tables): it brings pandas and SciPy (about
+0.8 s), which ``check``, ``status``, ``compact``, ``testbed`` and ``claims``
+never need.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from .errors import EXIT_USER_ERROR, UserError
+from study import check, compact
+from study.claimsfile import read_claims
+from study.errors import EXIT_USER_ERROR, UserError
+from study.families import get_family
+from study.files import write_text
+from study.runner import load_study, run
+from study.sealing import seal
+from study.status import study_status
+from study.store import RunDir
+from study.testbeds import counts, read_testbed, tsv_text, write_tsv
 
 __all__ = ["main"]
 
 
 def _results(out: str) -> str:
     """The report's tables of every compared choice, options in file order."""
-    import analysis
-
-    from .runner import load_study
+    import analysis         # the statistics stack: only commands that read results load it
 
     df = analysis.load(out)
     if df.empty:
@@ -26,8 +41,6 @@ def _results(out: str) -> str:
 
 
 def _cmd_check(args) -> int:
-    from . import check
-
     space = check(args.space, resolve=args.resolve)
     opts = ", ".join(f"{c}: {list(o)}" for c, o in space.compare)
     print(f"{space.path}: OK -- study '{space.name}' ({space.family}); {space.samples} configurations x "
@@ -38,16 +51,12 @@ def _cmd_check(args) -> int:
         print(f"  vectorize_seeds: {n} populations of {len(space.seeds)} seeds, one Ray trial each "
               f"({per['cpu']:g} CPU, {per['gpu']:g} GPU)")
     if args.resolve:
-        from .families import get_family
-
         for line in get_family(space.family).resolve(space):
             print(f"  resolved: {line}")
     return 0
 
 
 def _cmd_run(args) -> int:
-    from .runner import run
-
     summary = run(args.space, args.out, address=args.address, retry_failed=args.retry_failed,
                   num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
     print(summary.line(), file=sys.stderr)
@@ -57,9 +66,6 @@ def _cmd_run(args) -> int:
 
 
 def _cmd_claims_seal(args) -> int:
-    from .sealing import seal
-    from .store import RunDir
-
     rd = RunDir(args.dir)
     rd.require()
     with rd.locked():
@@ -73,16 +79,12 @@ def _cmd_claims_seal(args) -> int:
 
 
 def _cmd_claims_check(args) -> int:
-    from analysis.claims import read_claims
-
     claims = read_claims(args.file)
     print(f"{args.file}: OK -- {len(claims.claims)} claims on {claims.source}, {len(claims.deviations)} deviations")
     return 0
 
 
 def _cmd_testbed(args) -> int:
-    from .testbeds import counts, read_testbed, tsv_text, write_tsv
-
     bed = read_testbed(args.file)
     rows = bed.sentences()
     out = sys.stdout if args.output else sys.stderr          # without -o the TSV goes to standard output
@@ -101,42 +103,38 @@ def _cmd_testbed(args) -> int:
 
 
 def _cmd_status(args) -> int:
-    from .status import study_status
-
     print(study_status(args.dir).render())
     return 0
 
 
 def _cmd_compact(args) -> int:
-    from . import compact
-
     trials, epochs = compact(args.dir)
     print(f"{args.dir}: compacted {trials} trial rows and {epochs} epoch rows into trials.parquet / epochs.parquet")
     return 0
 
 
 def _cmd_report(args) -> int:
-    from analysis.report import report
+    from analysis.report import report        # the statistics stack (see the module docstring)
 
     fmt = args.format
     if fmt is None:
         suffix = (args.output or "").rsplit(".", 1)[-1].lower()
         fmt = {"html": "page", "htm": "page", "tex": "latex"}.get(suffix, "markdown")
     if args.images:
-        from analysis.htmlreport import write_images
+        from analysis.htmlreport import write_images     # plotly and Kaleido: the page and images only
 
         files = write_images(args.dir, args.images, args.image_format, n_bootstrap=args.bootstrap, seed=args.seed)
         print(f"{args.dir}: wrote {len(files)} {args.image_format} figures to {args.images}")
         if not args.output and args.format is None:
             return 0
     if fmt == "page":                   # the self-contained report: figures, tables, plotly.js inlined
-        from analysis.htmlreport import html_report
+        from analysis.htmlreport import html_report      # plotly: the page only
 
         text = html_report(args.dir, n_bootstrap=args.bootstrap, seed=args.seed)
     else:
         text = report(args.dir, fmt, n_bootstrap=args.bootstrap, seed=args.seed)
     if args.against:
-        from analysis.crossstudy import agreement_table
+        from analysis.crossstudy import agreement_table  # a second directory only
 
         table = agreement_table(args.dir, args.against, n_bootstrap=args.bootstrap, seed=args.seed)
         if fmt == "page":
@@ -144,8 +142,6 @@ def _cmd_report(args) -> int:
         else:
             text += "\n" + table.render(fmt, title="rank agreement") + "\n"
     if args.output:
-        from .files import write_text
-
         write_text(text, args.output)
         print(f"{args.dir}: wrote {args.output} ({fmt})")
     else:
@@ -154,7 +150,7 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_dashboard(args) -> int:
-    from analysis.dashboard import serve
+    from analysis.dashboard import serve       # the statistics stack (Dash itself loads in serve)
 
     if not 0 < args.port < 65536:
         raise UserError(f"--port {args.port}", "not a TCP port.", "Give a port between 1 and 65535, e.g. 8050.")
@@ -165,7 +161,7 @@ def _cmd_dashboard(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    from analysis.report import export_csv
+    from analysis.report import export_csv    # the statistics stack
 
     text = export_csv(args.dir, args.output)
     if text is not None:
@@ -183,7 +179,7 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def _cmd_import(args) -> int:
-    from analysis.imported import import_csv
+    from analysis.imported import import_csv  # the statistics stack
 
     out = import_csv(args.csv, args.out, task=args.task, task_name=args.task_name, score=args.score,
                      dev_score=args.dev_score, choice=args.choice, options=_split(args.options) or None,
@@ -193,6 +189,7 @@ def _cmd_import(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every command and flag."""
     parser = argparse.ArgumentParser(prog="seedsweep", description="Design-choice studies over many configurations "
                                      "and seeds, judged by score distributions.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -287,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command ``argv`` names; a user error prints one paragraph and returns 2."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
