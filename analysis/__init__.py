@@ -99,7 +99,8 @@ __all__ = [
     "importance", "fanova", "Importance",
     # claims, robustness, agreement
     "read_claims", "Claims", "judge", "ClaimResult", "ledger", "ledger_tables", "Ledger",
-    "robustness", "robustness_table", "robustness_figure", "Robustness", "rank_agreement", "RankAgreement", "agreement_table", "study_agreement",
+    "robustness", "robustness_table", "robustness_figure", "Robustness",
+    "rank_agreement", "RankAgreement", "agreement_table", "study_agreement",
     # tables and reports
     "Table", "comparison_table", "seed_variance_table", "dominance_table", "importance_table", "report", "sections",
 ]

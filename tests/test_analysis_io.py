@@ -226,3 +226,33 @@ def test_the_seed_averaged_learning_curves_are_the_mean_over_each_option_s_trial
         for epoch, y in zip(t.x, t.y):                     # by hand: a plain average of the stored epochs
             values = [r.test_score for r in epochs.itertuples() if r.trial_key in keys and r.epoch == epoch]
             assert y == pytest.approx(sum(values) / len(values), abs=1e-12)
+
+
+MIN_STUDY = """
+name: loss-study
+family: synthetic
+samples: 5
+seeds: 2
+compare: {classifier: [softmax, crf]}
+space: {layers: {int: [1, 3]}}
+task: {name: t, effects: {classifier: {crf: 0.05}}, noise: 0.002}
+train: {mode: min}
+"""
+
+
+def test_a_loaded_table_carries_its_studys_mode_and_compare_follows_it(tmp_path):
+    """A study whose scores are better low (train.mode: min, like a loss or the
+    encoder family's M): load() says so, and compare picks the lowest option
+    unless told otherwise."""
+    out = tmp_path / "run"
+    write_synthetic_run(out, MIN_STUDY)
+    df = analysis.load(out)
+    assert df.attrs["mode"] == "min" and df.attrs["metric"] == "score"
+    # by hand: the mean over seeds per configuration; with lower better, softmax wins every one
+    means = df.groupby(["config_id", "option"]).test_score.mean().unstack()
+    assert (means["softmax"] < means["crf"]).all()
+    c = analysis.compare(df, "classifier")
+    assert (c.mode, c.best, c.shares) == ("min", "softmax", {"softmax": 1.0, "crf": 0.0})
+    assert analysis.compare_tasks(df, "classifier")["t"].best == "softmax"
+    assert analysis.compare(df, "classifier", mode="max").best == "crf"      # told otherwise
+    assert analysis.compare(df[df.layers > 0], "classifier").best == "softmax"   # a filtered table keeps it

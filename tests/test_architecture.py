@@ -1,5 +1,12 @@
 """The house rules of the layout (README, "Layout"), checked on the source itself.
 
+* imports run one way, down the floors: command line (``seedsweep``) ->
+  statistics (``analysis``) -> engine (``study``) -> families
+  (``study.families``) -> ground floor; no import circle among the
+  project's modules (imports inside functions count); ``study`` never imports
+  ``analysis``; nothing imports the command line; an import of a project
+  module inside a function says why on its line;
+* the README's Layout section is the tree (``python docs/layout.py --write``);
 * no module of ``study/`` or ``analysis/`` over 350 lines;
 * no block of six or more repeated lines within ``study/`` or ``analysis/``;
 * no ``_private`` name imported (or reached as ``module._name``) across modules;
@@ -25,7 +32,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGES = ("study", "analysis")
+PACKAGES = ("seedsweep", "study", "analysis")
 MAX_LINES = 350
 
 
@@ -218,3 +225,158 @@ def test_every_family_provides_the_typed_interface(name):
     assert isinstance(family, Family)
     assert family.train_defaults.mode in ("max", "min") and family.name == name
     assert set(family.limits) <= set(family.defaults) or name == "synthetic"
+
+
+# ------------------------------------------------------------ one-way imports
+
+#: the floors, top to bottom: a module may import only from its own floor or below
+FLOORS = ("command line", "analysis", "engine", "families", "ground floor")
+
+
+def floor_of(module: str) -> str:
+    """The floor of a project module (see :data:`FLOORS`)."""
+    if module == "seedsweep" or module.startswith("seedsweep."):
+        return "command line"
+    if module == "analysis" or module.startswith("analysis."):
+        return "analysis"
+    if module in GROUND_FLOOR:
+        return "ground floor"
+    if module.startswith("study.families"):
+        return "families"
+    return "engine"
+
+
+def project_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in modules(*PACKAGES)}
+
+
+def project_imports() -> list[tuple[str, int, str, bool]]:
+    """(importer, line, imported project module, inside a function) of every
+    runtime import among the project's modules, module level and inside
+    functions alike. ``from package import name`` counts as an import of the
+    submodule ``package.name`` when there is one, else of the package."""
+    known = project_modules()
+    out = []
+    for importer, path in known.items():
+        tree = ast.parse(path.read_text())
+        in_function = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+                       for n in ast.walk(f) if n is not f}
+        by_line: dict[int, bool] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                by_line[node.lineno] = id(node) in in_function
+        for line, base, names in runtime_imports(path):
+            targets = {f"{base}.{n}" for n in names if f"{base}.{n}" in known}
+            if base in known and (not names or len(targets) < len(names)):
+                targets.add(base)
+            out += [(importer, line, t, by_line[line]) for t in sorted(targets) if t != importer]
+    return out
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_the_import_graph_has_no_circle():
+    edges: dict[str, set[str]] = defaultdict(set)
+    for importer, _, target, _ in project_imports():
+        edges[importer].add(target)
+    assert len(edges) > 50, "the graph was not read"
+    found = circles(edges)
+    assert not found, f"import circles (move what both need below them): {found}"
+
+
+def test_imports_run_down_the_floors():
+    up = [f"{importer} ({floor_of(importer)}):{line} imports {target} ({floor_of(target)})"
+          for importer, line, target, _ in project_imports()
+          if FLOORS.index(floor_of(target)) < FLOORS.index(floor_of(importer))]
+    assert not up, f"imports running back up ({' -> '.join(FLOORS)}): " + "; ".join(up)
+
+
+def test_the_engine_never_imports_the_statistics_and_nothing_imports_the_command_line():
+    bad = [f"{importer}:{line} imports {target}" for importer, line, target, _ in project_imports()
+           if (importer.startswith("study") and target.startswith("analysis"))
+           or (target.startswith("seedsweep") and not importer.startswith("seedsweep"))]
+    assert not bad, "; ".join(bad)
+
+
+def test_an_import_inside_a_function_says_why():
+    known = project_modules()
+    silent = []
+    for importer, line, target, inside in project_imports():
+        if inside:
+            text = known[importer].read_text().splitlines()
+            if "#" not in text[line - 1] and not text[line - 2].strip().startswith("#"):
+                silent.append(f"{importer}:{line} imports {target}")
+    assert not silent, "imports inside functions (move them to the top, or say on the line which heavy " \
+                       "dependency they keep out): " + "; ".join(silent)
+
+
+def test_every_public_function_and_method_has_a_docstring():
+    code = """
+import importlib, inspect, json, pkgutil
+missing = []
+for pkg in ("seedsweep", "study", "analysis"):
+    top = importlib.import_module(pkg)
+    names = [pkg] + [i.name for i in pkgutil.walk_packages(top.__path__, pkg + ".") if not i.name.endswith("__main__")]
+    for name in names:
+        for attr, obj in vars(importlib.import_module(name)).items():
+            if attr.startswith("_") or getattr(obj, "__module__", None) != name:
+                continue
+            if inspect.isfunction(obj) and not inspect.getdoc(obj):
+                missing.append(f"{name}.{attr}")
+            if inspect.isclass(obj):
+                for a, f in vars(obj).items():
+                    f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
+                    if not a.startswith("_") and inspect.isfunction(f) and not inspect.getdoc(getattr(obj, a)) \\
+                            and not f.__doc__:
+                        missing.append(f"{name}.{attr}.{a}")
+print(json.dumps(missing))
+"""
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    missing = json.loads(r.stdout.strip().splitlines()[-1])
+    assert not missing, f"public functions without a docstring: {missing}"
+
+
+def test_the_readme_layout_is_the_tree():
+    sys.path.insert(0, str(REPO / "docs"))
+    try:
+        import layout
+    finally:
+        sys.path.remove(str(REPO / "docs"))
+    readme = (REPO / "README.md").read_text()
+    assert layout.BEGIN in readme and layout.END in readme, "the README has no generated Layout block"
+    now = readme.split(layout.BEGIN, 1)[1].split(layout.END, 1)[0]
+    assert now == layout.block(REPO), "the README's Layout is not the tree: run python docs/layout.py --write"
+    names = {line.split()[0] for line in now.splitlines() if line.strip() and not line.startswith("```")}
+    files = {p.name for p in modules(*PACKAGES) if p.name != "__init__.py"}
+    assert files <= names, f"modules missing from the Layout: {sorted(files - names)}"

@@ -1,4 +1,4 @@
-"""The encoder family's settings, limits, validation and resolution (no torch here)."""
+"""The encoder family: its checks of a study file, what it resolves, and its trials' models (no torch here)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The sentence family's settings, limits, parameter counts and validation (no torch)."""
+"""The sentence family: its checks of a study file, what it resolves, and its trials' models (no torch here)."""
 
 from __future__ import annotations
 

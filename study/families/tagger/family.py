@@ -1,4 +1,4 @@
-"""The tagger family's settings, limits, validation and resolution (no torch here)."""
+"""The tagger family: its checks of a study file, what it resolves, and its trials' models (no torch here)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The transformer family's settings, limits, validation, and where each model
-comes from (no torch or transformers at import)."""
+"""The transformer family: its checks of a study file, what it resolves, and its
+trials' models (no torch or transformers at import)."""
 
 from __future__ import annotations
 
