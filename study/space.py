@@ -1,16 +1,16 @@
-"""Search-space files: parse, validate, and hand out typed objects.
+"""The types of a study file: a :class:`Space` (the study), each sampled
+:class:`Param` with its distribution and condition, and :class:`Resources`.
 
-A search-space file declares one design-choice study (see README, "Search-space
-reference"). :func:`load_space` reads it, checks every key and value, and
-returns a :class:`Space`. Any problem raises :class:`~study.errors.UserError`
-naming the file, the key path, the bad value and what is allowed -- before
-anything is created on disk.
+:mod:`study.spacefile` reads a file into a :class:`Space`
+(:func:`~study.spacefile.load_space`), :mod:`study.spacecheck` checks each
+entry; the types here know nothing of YAML.
 
 Example::
 
+    >>> from study.spacefile import load_space
     >>> space = load_space("search_spaces/quickstart.yaml")
-    >>> space.n_trials
-    12
+    >>> space.n_trials, space.compare
+    (12, (('classifier', ('softmax', 'crf')),))
 """
 
 from __future__ import annotations

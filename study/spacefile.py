@@ -1,6 +1,15 @@
 """Reading a study file: YAML (duplicate keys refused, YAML 1.2 booleans)
 into a validated :class:`~study.space.Space`.
 
+A search-space file declares one design-choice study (see README, "Search-space
+reference"). :func:`load_space` reads it, checks every key and value, and
+returns a :class:`~study.space.Space`. Any problem raises
+:class:`~study.errors.UserError` naming the file, the key path, the bad value
+and what is allowed -- before anything is created on disk.
+
+>>> load_space("search_spaces/quickstart.yaml").n_trials
+12
+
 The types live in :mod:`study.space`, the checks of each key in
 :mod:`study.spacecheck`; this module puts them together and asks the
 family (through the registry) to validate what is its own.

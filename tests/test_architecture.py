@@ -380,3 +380,20 @@ def test_the_readme_layout_is_the_tree():
     names = {line.split()[0] for line in now.splitlines() if line.strip() and not line.startswith("```")}
     files = {p.name for p in modules(*PACKAGES) if p.name != "__init__.py"}
     assert files <= names, f"modules missing from the Layout: {sorted(files - names)}"
+
+
+def test_the_readme_documents_the_notebook_api_and_nothing_else():
+    import analysis
+
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("\n## Analysis\n", 1)[1].split("\n## ", 1)[0]
+    spans = re.findall(r"`([^`]+)`", section)
+    mentioned = {m.group(1) for s in spans if (m := re.match(r"([A-Za-z_]\w*)(?:\(|$)", s))}
+    undocumented = sorted(set(analysis.__all__) - mentioned)
+    assert not undocumented, f"exported by analysis but not in the README's Analysis section: {undocumented}"
+    rows = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `")]
+    listed = {m.group(1) for row in rows for s in re.findall(r"`([^`]+)`", row)
+              if (m := re.match(r"([A-Za-z_]\w*)\(", s))}
+    missing = sorted(listed - set(analysis.__all__))
+    assert not missing, f"documented as `import analysis` names but not exported: {missing}"
+    assert len(listed) > 30, listed

@@ -275,12 +275,13 @@ def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path):
     out = tmp_path / "sst5"
     env = {**os.environ, "SEEDSWEEP_DATA": str(DATA)}
     # the shipped study on smaller inputs (same model, splits, seeds and epochs; fewer and shorter
-    # sentences): its full-size run is benchmarks/results/sst5_protocol-2026-12-01.md
+    # sentences, still enough that no run collapses to the majority class): its full-size run is
+    # benchmarks/results/sst5_protocol-2026-12-01.md
     shipped = (REPO / "search_spaces" / "sst5_protocol_cpu.yaml").read_text()
     small = shipped.replace("train_sentences: 400, dev_sentences: 300, test_sentences: 500",
-                            "train_sentences: 64, dev_sentences: 48, test_sentences: 64").replace(
-                            "max_length: 48", "max_length: 24")
-    assert small.count("_sentences: ") == shipped.count("_sentences: ") and "max_length: 24" in small
+                            "train_sentences: 160, dev_sentences: 64, test_sentences: 96").replace(
+                            "max_length: 48", "max_length: 32")
+    assert "train_sentences: 160" in small and "max_length: 32" in small
     space = tmp_path / "sst5_protocol_small.yaml"
     space.write_text(small)
     r = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out),
