@@ -18,7 +18,7 @@ from analysis import (aso, compare, compare_tasks, expected_max, holm, importanc
                       seed_distribution, seed_variance)
 from analysis.aso import violation_ratio
 from analysis.pairing import pair_ids
-from analysis.significance import bootstrap_median, win_shares
+from analysis.significance import bootstrap_median, wilcoxon_signed_rank, win_shares
 
 PROPS = settings(max_examples=60, deadline=None, derandomize=True)
 
@@ -572,3 +572,27 @@ def test_violin_traces_place_each_task_and_option_and_draw_few_scores():
     outline = parts["violin", "b"]["x"]
     assert np.isnan(outline).sum() == 1                  # one polygon: the constant violin has none
     assert 0.2 - 0.18 - 1e-12 <= np.nanmin(outline) and np.nanmax(outline) <= 0.2 + 0.18 + 1e-12   # its slot
+
+
+def test_the_signed_rank_p_with_ties_or_zeros_is_scipys_exact_permutation_p():
+    """For at most 13 differences with ties or zeros, seedsweep counts the
+    signed-rank sums where SciPy enumerates every sign flip: the two must give
+    the same number (SciPy's wilcoxon is the oracle), and without ties or
+    zeros, or with more differences, seedsweep is SciPy itself."""
+    rng = np.random.default_rng(7)
+    checked = 0
+    for _ in range(40):              # SciPy takes about half a second for each
+        d = rng.choice([-0.03, -0.02, -0.01, 0.0, 0.01, 0.02, 0.03, 0.05], size=int(rng.integers(1, 14)))
+        if np.any(d != 0):
+            assert wilcoxon_signed_rank(d) == float(stats.wilcoxon(d).pvalue), d
+            checked += 1
+    assert checked > 35
+    for d in (rng.normal(size=9), rng.choice([-1.0, 0.0, 1.0, 2.0], size=20)):   # no tie; too many to enumerate
+        assert wilcoxon_signed_rank(d) == float(stats.wilcoxon(d).pvalue)
+    # by hand: |d| = 0.5, 1, 1, 3 rank 1, 2.5, 2.5, 4; the positive ones sum to T+ = 6; every one of the
+    # 16 sign patterns enumerated
+    ranks = [1, 2.5, 2.5, 4]
+    sums = [sum(r for r, s in zip(ranks, signs) if s) for signs in np.ndindex(2, 2, 2, 2)]
+    t_plus = 1 + 2.5 + 2.5
+    by_hand = min(1.0, 2 * min(np.mean([s <= t_plus for s in sums]), np.mean([s >= t_plus for s in sums])))
+    assert wilcoxon_signed_rank(np.array([0.5, 1.0, 1.0, -3.0])) == pytest.approx(by_hand, abs=1e-15)
