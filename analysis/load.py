@@ -76,7 +76,7 @@ def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]
     rd.require()
     manifest = rd.manifest()
     recorded = manifest.get("compare")
-    mode = (manifest.get("train") or {}).get("mode", "max")
+    mode = scoring(manifest)["mode"]
     results = [str(c) for c in manifest.get("results") or []]
     if recorded is not None:
         return [ComparisonSpec(c["choice"], c["choice"], [str(o) for o in c["options"]], mode=mode)

@@ -23,39 +23,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 
-DOCSTRINGS = """
-import importlib, inspect, json, pkgutil, sys
-sys.path.insert(0, ".")
-total, missing = 0, []
-for pkg in ("seedsweep", "study", "analysis"):
-    try:
-        top = importlib.import_module(pkg)
-    except ImportError:
-        continue
-    if not top.__file__ or not top.__file__.startswith(sys.argv[1]):
-        continue
-    names = [pkg] + [i.name for i in pkgutil.walk_packages(top.__path__, pkg + ".") if not i.name.endswith("__main__")]
-    for name in names:
-        for attr, obj in vars(importlib.import_module(name)).items():
-            if attr.startswith("_") or getattr(obj, "__module__", None) != name:
-                continue
-            if inspect.isfunction(obj):
-                total += 1
-                if not inspect.getdoc(obj):
-                    missing.append(f"{name}.{attr}")
-            if inspect.isclass(obj):
-                for a, f in vars(obj).items():
-                    f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
-                    if not a.startswith("_") and inspect.isfunction(f):
-                        total += 1
-                        if not inspect.getdoc(getattr(obj, a)) and not f.__doc__:
-                            missing.append(f"{name}.{attr}.{a}")
-print(json.dumps({"public": total, "missing": missing}))
-"""
-
-
 def rules():
-    """``tests/test_architecture.py`` as a module (its graph reader, floors and circle finder)."""
+    """``tests/test_architecture.py`` as a module (its graph reader, floors, circle finder and docstring probe)."""
     spec = importlib.util.spec_from_file_location("architecture_rules", HERE / "tests" / "test_architecture.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -74,7 +43,7 @@ def measure(repo: Path) -> dict:
     up = [f"{a}:{line} -> {b}" for a, line, b, _ in imports
           if ta.FLOORS.index(ta.floor_of(b)) < ta.FLOORS.index(ta.floor_of(a))]
     inside = [f"{a}:{line} -> {b}" for a, line, b, inner in imports if inner]
-    r = subprocess.run([sys.executable, "-c", DOCSTRINGS, str(repo)], cwd=repo, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-c", ta.DOCSTRING_PROBE], cwd=repo, capture_output=True, text=True,
                        env={"PATH": "/usr/bin:/bin", "RAY_AUTH_MODE": "disabled"}, timeout=300)
     if r.returncode:
         raise SystemExit(r.stderr[-2000:])
