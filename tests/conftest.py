@@ -75,14 +75,48 @@ def tagged_processes(tag: str, ray_tmp: str | None = None) -> list[psutil.Proces
     return found
 
 
-def wait_gone(tag: str, timeout: float, ray_tmp: str | None = None) -> list[psutil.Process]:
-    """Wait up to ``timeout`` s for the test's processes to exit; return those left."""
+def orphaned_agent(proc: psutil.Process) -> bool:
+    """A Ray agent (dashboard or runtime-env agent) whose raylet is gone.
+
+    When a driver is SIGKILLed, its raylet dies with it and its two agents
+    notice at once, but before they exit they try to report the raylet's
+    death to the (equally dead) GCS, with a timeout that Ray 2.60 fixes at
+    60 s (``ray._private.utils.publish_error_to_driver``). Such an agent is
+    on its way out on Ray's own clock, not something seedsweep left running:
+    tests tell it apart from the rest (raylet, GCS, workers, a driver), which
+    must be gone promptly, and kill it by PID."""
+    try:
+        if proc.name() not in ("ray::DashboardAgent", "ray::RuntimeEnvAgent"):
+            return False
+        parent = proc.parent()       # the raylet that started it, or init once that is gone
+        return parent is None or parent.name() != "raylet"
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+
+
+def wait_gone(tag: str, timeout: float, ray_tmp: str | None = None,
+              orphans: bool = False) -> list[psutil.Process]:
+    """Wait up to ``timeout`` s for the test's processes to exit; return those
+    left. With ``orphans=True``, agents of a dead raylet (``orphaned_agent``)
+    are not waited for: they are killed by PID and not returned."""
     deadline = time.monotonic() + timeout
-    left = tagged_processes(tag, ray_tmp)
-    while left and time.monotonic() < deadline:
+
+    def left() -> list[psutil.Process]:
+        found = tagged_processes(tag, ray_tmp)
+        if not orphans:
+            return found
+        for proc in [p for p in found if orphaned_agent(p)]:
+            try:
+                proc.kill()
+            except psutil.NoSuchProcess:
+                pass
+        return [p for p in found if not orphaned_agent(p) and p.is_running()]
+
+    now = left()
+    while now and time.monotonic() < deadline:
         time.sleep(1.0)
-        left = tagged_processes(tag, ray_tmp)
-    return left
+        now = left()
+    return now
 
 
 def kill_tagged(tag: str, ray_tmp: str | None = None) -> None:

@@ -8,7 +8,8 @@ venv is created beforehand and layered over the test environment's packages
 (a ``.pth`` file naming a folder of links to them), leaving out seedsweep itself
 and the MiniLM weights: those two the commands must install. Then, from the
 node's environment: ``seedsweep check --resolve`` of the SST-5 MiniLM study
-finds the packaged weights, and a small study writes a manifest that names
+finds the packaged weights, and a small study (the shipped synthetic one
+cut to 4 trials) writes a manifest that names
 the commit of the copy (which needs ``.git`` to travel).
 """
 
@@ -104,7 +105,10 @@ def test_the_setup_commands_install_a_working_node(tmp_path):
     assert r.returncode == 0, r.stderr
     assert "model all-minilm-l6-v2:" in r.stdout and str(venv) in r.stdout
 
-    r = subprocess.run([seedsweep, "run", "search_spaces/synthetic.yaml", "--out", str(tmp_path / "run"),
+    small = tmp_path / "small.yaml"        # the shipped synthetic study, cut to 4 trials
+    spec = yaml.safe_load((home / "seedsweep" / "search_spaces" / "synthetic.yaml").read_text())
+    small.write_text(yaml.safe_dump({**spec, "samples": 2, "seeds": 1}))
+    r = subprocess.run([seedsweep, "run", str(small), "--out", str(tmp_path / "run"),
                         "--num-cpus", "1", "--quiet"], cwd=home / "seedsweep", env=node, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]

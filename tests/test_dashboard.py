@@ -11,6 +11,7 @@ up without a reload; the report opens with every network request refused.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -563,6 +564,9 @@ def test_static_images_of_every_report_figure(tmp_path, fmt, magic):
     assert not [f for f in files if f.startswith(".tmp-")]
     for f in folder.iterdir():
         assert magic in f.read_bytes()[:200], f.name
+    if fmt == "svg":        # images render without MathJax: a TeX string would show as raw text
+        raw = [f.name for f in folder.iterdir() if re.search(r"\$[^$<>]+\$", f.read_text())]
+        assert raw == [], f"figures with TeX, which --images does not typeset: {raw}"
 
 
 # ------------------------------------------------- evp, importance, dominance, parallel

@@ -119,7 +119,9 @@ def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
         stored_before = len([k for k in kept if k.startswith("trials/")])
         assert f"{stored_before} already stored" in log, log
     finally:
-        leftover = wait_gone(tag, timeout=150, ray_tmp=ray_tmp)
+        # the agents of the killed drivers' raylets exit on Ray's own 60 s clock
+        # (tests/conftest.py, orphaned_agent); everything else must be gone
+        leftover = wait_gone(tag, timeout=150, ray_tmp=ray_tmp, orphans=True)
         kill_tagged(tag, ray_tmp)
         shutil.rmtree(ray_tmp, ignore_errors=True)
 
@@ -149,7 +151,7 @@ def test_ctrl_c_stores_no_half_trained_trial_and_resume_completes(tmp_path, spac
     tag = uuid.uuid4().hex
     ray_tmp = tempfile.mkdtemp(prefix="ssc-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
-    path = space_file(SPACE.replace("epoch_seconds: 0.08", "epoch_seconds: 0.3"))
+    path = space_file(SPACE.replace("epoch_seconds: 0.08", "epoch_seconds: 0.3").replace("samples: 10", "samples: 5"))
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "seedsweep", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
     try:
@@ -171,4 +173,4 @@ def test_ctrl_c_stores_no_half_trained_trial_and_resume_completes(tmp_path, spac
         kill_tagged(tag, ray_tmp)
         shutil.rmtree(ray_tmp, ignore_errors=True)
     table = RunDir(out).read_trials()
-    assert table.num_rows == 40 and set(table["status"].to_pylist()) == {"ok"}
+    assert table.num_rows == 20 and set(table["status"].to_pylist()) == {"ok"}

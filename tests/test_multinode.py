@@ -29,10 +29,10 @@ pytestmark = pytest.mark.slow
 STUDY = """
 name: two-nodes
 family: synthetic
-samples: 5
+samples: 4
 seeds: 1
 compare: {classifier: [softmax, crf]}
-fixed: {epoch_seconds: 1.0}
+fixed: {epoch_seconds: 0.6}
 train: {max_epochs: 5, patience: 5, retries: 3}
 """
 
@@ -97,7 +97,7 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(run_dir, sp
             if RunDir(out).exists() and RunDir(out).stored_keys():
                 nodes = set(analysis.load(out)["node"])
         assert len(nodes) == 2, f"trials ran on {len(nodes)} node(s) only"
-        time.sleep(2.0)                      # inside the worker's next 5-second trial
+        time.sleep(1.2)                      # inside the worker's next 3-second trial
         raylet.kill()
         stdout, stderr = driver.communicate(timeout=400)
         assert driver.returncode == 0, stderr[-3000:]
@@ -118,7 +118,7 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(run_dir, sp
         shutil.rmtree(worker_tmp, ignore_errors=True)
     assert left == []
     df = analysis.load(out)
-    assert len(df) == 10 and df["trial_key"].is_unique and (df["status"] == "ok").all()
+    assert len(df) == 8 and df["trial_key"].is_unique and (df["status"] == "ok").all()
     assert df["node"].nunique() == 2
     assert (df["attempt"] >= 2).any(), df[["trial_key", "node", "attempt"]]
     nodes = RunDir(out).manifest()["accelerators"]["nodes"]
