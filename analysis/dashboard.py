@@ -1,8 +1,9 @@
 """``seedsweep dashboard DIR``: a live Dash app over a run directory.
 
 It binds to 127.0.0.1 by default (a study's results are not for the whole
-network; use ``--host 0.0.0.0`` deliberately, e.g. on a cluster head reached
-through an SSH tunnel). A thread watches the run directory (a new trial
+network: on a cluster head, reach it through an SSH tunnel). Bound to any
+other address, it requires a token on every request (``--token new`` makes
+and prints one; :func:`require_token`). A thread watches the run directory (a new trial
 part, a compaction, the driver's progress file) and reads what changed, at
 most about once per ``--interval``; every ``--interval`` seconds the page asks
 whether it read a new view, and only then are the figures redrawn, so a study
@@ -26,6 +27,7 @@ from study.store import RunDir
 
 from . import figures as F
 from . import statfigures as SF
+from .dashaccess import require_token
 from .figurekit import empty_figure
 from .ledger import claims_figure
 from .liveview import Views, freeze_startup, keep_freed_memory, only_changed, signature
@@ -161,10 +163,12 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
                   Input("version", "data"), State("drawn-claims", "data"))
     @computing
     def _claims(version, shown):
-        """The sealed claims' verdicts; the figure is hidden when no claims are sealed."""
+        """The sealed claims' verdicts; the figure is hidden when no claims are
+        sealed (and shown, saying so, when a broken seal left nothing to judge)."""
         view = views.get(version)
         fig = claims_figure(run_dir, view.df, view.specs, view.results)
-        return with_style(fig, fig.layout.meta.get("empty"), shown)
+        meta = fig.layout.meta
+        return with_style(fig, meta.get("empty") and meta.get("sealed", True), shown)
 
     @app.callback(Output("robustness", "figure"), Output("robustness", "style"), Output("drawn-robustness", "data"),
                   Input("version", "data"), Input("choice", "value"), State("drawn-robustness", "data"))
@@ -299,8 +303,11 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
     return app
 
 
-def serve(run_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8050, interval_s: float = 2.0) -> None:
-    """Serve the dashboard until interrupted.
+def serve(run_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8050, interval_s: float = 2.0,
+          token: str | None = None) -> None:
+    """Serve the dashboard until interrupted; with ``token``, every request
+    must carry it (:func:`require_token`) -- the command line insists on one
+    when ``host`` is not loopback.
 
     A refresh of a 50,000-trial directory allocates and frees a few hundred
     megabytes of arrays; handed back to the system each time, every refresh
@@ -319,6 +326,9 @@ def serve(run_dir: str | Path, *, host: str = "127.0.0.1", port: int = 8050, int
         pa.set_memory_pool(pa.system_memory_pool())
     keep_freed_memory()
     app = create_app(run_dir, interval_s=interval_s)
+    if token:
+        require_token(app.server, token)
     freeze_startup()            # the cycle collector's full passes skip the start-up objects
-    print(f"seedsweep dashboard for {run_dir}: http://{host}:{port}/  (Ctrl-C stops it)", flush=True)
+    query = f"?token={token}" if token else ""
+    print(f"seedsweep dashboard for {run_dir}: http://{host}:{port}/{query}  (Ctrl-C stops it)", flush=True)
     app.run(host=host, port=port, debug=False)

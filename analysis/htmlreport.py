@@ -28,6 +28,8 @@ from plotly.offline import get_plotlyjs
 
 from study.errors import UserError
 from study.files import write_text
+from study.sealing import verify
+from study.store import RunDir
 
 from . import figures as F
 from .insights import compute
@@ -143,6 +145,11 @@ def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) 
              f"<p class='meta'>Run directory {html.escape(str(run_dir))}; {len(view.df)} trial rows; generated "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}. Scores are test scores at the best "
              "dev epoch; figures plot them as stored (fractions), tables in points.</p>"]
+    seal = verify(RunDir(run_dir))
+    if not seal.intact:                      # first and loud: the verdicts below are unsealed
+        parts.append("<div id='seal-broken' style='border:3px solid #b00020;padding:0.6em;color:#b00020'>"
+                     "<b>THE SEAL IS BROKEN: the verdicts of this report are unsealed.</b><ul>"
+                     + "".join(f"<li>{html.escape(p)}</li>" for p in seal.problems) + "</ul></div>")
     config = {"displaylogo": False, "responsive": True}
     for title, fig_id, fig in report_figures(view, n_bootstrap=n_bootstrap, seed=seed, computed=computed):
         if title:

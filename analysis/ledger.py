@@ -6,13 +6,14 @@ claims were sealed relative to the results."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from study.claimsfile import Claims, read_claims
+from study.sealing import verify
 from study.store import RunDir
 
 from .claims import ClaimResult, judge
@@ -23,23 +24,39 @@ from .verdict import outcome
 __all__ = ["Ledger", "ledger", "ledger_tables", "claims_figure"]
 
 
+UNSEALED = "UNSEALED"
+
+
 @dataclass
 class Ledger:
-    claims: Claims
+    claims: Claims | None                # None: the manifest lists none and no claims.yaml is left
     results: list[ClaimResult]
     outcome: str
-    record: dict                         # the manifest's claims entry
+    record: dict                         # the manifest's claims entry ({} when it lists none)
+    problems: list[str] = field(default_factory=list)   # how the seal is broken (study.sealing.verify)
+
+    @property
+    def sealed(self) -> bool:
+        """Whether the seal holds (the verdicts are sealed verdicts)."""
+        return not self.problems
 
 
 def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> Ledger | None:
-    """The run directory's sealed claims judged on ``df`` (None when none are sealed)."""
+    """The run directory's sealed claims judged on ``df`` (None when none are
+    sealed and nothing says they were). The seal is checked first
+    (:func:`study.sealing.verify`): when it is broken, the claims found are
+    still judged, but the outcome and every verdict are marked unsealed."""
     rd = RunDir(run_dir)
-    record = rd.manifest().get("claims")
-    if not record:
+    check = verify(rd)
+    record = check.record or {}
+    if not record and check.intact:
         return None
-    claims = read_claims(rd.claims_path)
-    judged = [judge(c, df, results=results, specs=specs, seed=seed) for c in claims.claims]
-    return Ledger(claims, judged, outcome([r.verdict.verdict for r in judged]), record)
+    claims = read_claims(rd.claims_path) if rd.storage.is_file(rd.claims_path) else None
+    judged = [judge(c, df, results=results, specs=specs, seed=seed) for c in claims.claims] if claims else []
+    result = outcome([r.verdict.verdict for r in judged]) if judged else "no claims to judge"
+    if not check.intact:
+        result = f"{UNSEALED} ({result}): the seal is broken"
+    return Ledger(claims, judged, result, record, list(check.problems))
 
 
 def _num(x: float) -> str:
@@ -47,7 +64,17 @@ def _num(x: float) -> str:
 
 
 def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
-    """(title, table) of the claims section."""
+    """(title, table) of the claims section; when the seal is broken, the
+    problems come first and every verdict reads "(unsealed)"."""
+    broken = []
+    if not led.sealed:
+        broken = [("THE SEAL IS BROKEN: the verdicts below are unsealed", Table(
+            header=["Problem"], rows=[[p] for p in led.problems],
+            notes=["Restore the sealed files; 'seedsweep claims verify DIR' checks them (exit 1 while broken)."],
+            numeric_from=1))]
+    if led.claims is None:
+        return broken
+    mark = "" if led.sealed else " (unsealed)"
     rows = []
     for r in led.results:
         v, c = r.verdict, r.claim
@@ -59,14 +86,15 @@ def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
             keys = f" ({', '.join(r.collapsed_keys)})" if r.collapsed_keys else ""
             why += (f" {r.collapsed} of the {r.n} runs collapsed or diverged and are counted{keys}; the {c.statistic} "
                     f"is {_num(v.estimate)} with them and {_num(r.without)} without them.")
-        rows.append([c.id, c.kind, estimate, f"[{_num(lo)}, {_num(hi)}]", target, v.rule.describe(), v.verdict,
-                     str(r.n), why])
+        rows.append([c.id, c.kind, estimate, f"[{_num(lo)}, {_num(hi)}]", target, v.rule.describe(),
+                     v.verdict + mark, str(r.n), why])
     sealed = led.record
     order = ("after the results existed (the record shows the order; nothing was hidden)"
              if sealed.get("results_existed") else "before any result existed")
     notes = [f"Source: {led.claims.source}. Outcome: {led.outcome}.",
-             f"Claims sealed {sealed.get('sealed_at')} {order}; sha256 {sealed.get('sha256')}."]
-    out = [("claims and verdicts", Table(
+             f"Claims sealed {sealed.get('sealed_at')} {order}; sha256 {sealed.get('sha256')}." if sealed else
+             "The manifest records no sealed claims."]
+    out = broken + [("claims and verdicts", Table(
         header=["Claim", "Kind", "Estimate", f"{100 * led.claims.confidence:g}% interval", "Target", "Rule",
                 "Verdict", "n", "Why"], rows=rows, notes=notes, numeric_from=2))]
     if led.claims.deviations:
@@ -89,15 +117,23 @@ def claims_figure(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), f
     if led is None:
         return empty_figure(fig_id, "no claims are sealed into this run directory (seedsweep run --claims FILE, "
                                     "or seedsweep claims seal FILE DIR)")
-    title, table = ledger_tables(led)[0]
+    tables = dict(ledger_tables(led))
+    warning = ("<b style='color:#b00020'>THE SEAL IS BROKEN: these verdicts are unsealed.</b> "
+               + " ".join(led.problems) + "<br>") if not led.sealed else ""
+    meta = {"id": fig_id, "outcome": led.outcome, "sealed": led.sealed, "problems": led.problems,
+            "verdicts": {r.claim.id: r.verdict.verdict for r in led.results}}
+    if "claims and verdicts" not in tables:
+        fig = empty_figure(fig_id, "THE SEAL IS BROKEN: " + " ".join(led.problems))
+        fig.update_layout(meta={**fig.layout.meta, **meta})
+        return fig
+    table = tables["claims and verdicts"]
     columns = [list(col) for col in zip(*table.rows)] if table.rows else [[] for _ in table.header]
     colors = {"reproduced": "#d8f0d8", "not reproduced": "#f6d5d5", "inconclusive": "#f3ecd0"}
-    fill = [[colors.get(v, "white") for v in columns[6]]] * len(table.header)
+    fill = [[colors.get(v, "white") if led.sealed else "#eeeeee" for v in columns[6]]] * len(table.header)
     fig = go.Figure(go.Table(header={"values": table.header}, cells={"values": columns, "fill_color": fill,
                                                                      "align": "left"},
                              columnwidth=[1.2, 0.6, 0.8, 1.3, 0.8, 1.6, 1.0, 0.5, 4.0]))
-    fig.update_layout(title=f"{led.claims.source}: {led.outcome}<br><sup>{table.notes[1]}</sup>",
-                      height=table_height(len(table.rows)) + 40 * len(table.rows), margin=TABLE_MARGIN,
-                      meta={"id": fig_id, "outcome": led.outcome,
-                            "verdicts": {r.claim.id: r.verdict.verdict for r in led.results}})
+    fig.update_layout(title=f"{warning}{led.claims.source}: {led.outcome}<br><sup>{table.notes[1]}</sup>",
+                      height=table_height(len(table.rows)) + 40 * len(table.rows) + (60 if warning else 0),
+                      margin=TABLE_MARGIN, meta=meta)
     return fig

@@ -12,6 +12,9 @@ never need.
 from __future__ import annotations
 
 import argparse
+import errno
+import os
+import secrets
 import sys
 
 from study import check, compact
@@ -20,7 +23,7 @@ from study.errors import EXIT_USER_ERROR, UserError
 from study.families import get_family
 from study.files import write_text
 from study.runner import load_study, run
-from study.sealing import seal
+from study.sealing import seal, verify
 from study.status import study_status
 from study.store import RunDir
 from study.testbeds import counts, read_testbed, tsv_text, write_tsv
@@ -75,6 +78,28 @@ def _cmd_claims_seal(args) -> int:
         rd.write_manifest(manifest)
     when = "after results existed" if record["results_existed"] else "before any result"
     print(f"{args.dir}: claims sealed {when} (sha256 {record['sha256']}, {record['sealed_at']})")
+    return 0
+
+
+def _cmd_claims_verify(args) -> int:
+    rd = RunDir(args.dir)
+    rd.require()
+    check = verify(rd)
+    if check.record is None and check.intact:
+        raise UserError(str(args.dir), "no claims are sealed into this run directory, so there is nothing to verify.",
+                        "Seal a claims file first: seedsweep claims seal FILE DIR (or seedsweep run --claims FILE).")
+    if not check.intact:
+        print(f"{args.dir}: the seal is BROKEN -- the verdicts of this directory are unsealed:", file=sys.stderr)
+        for problem in check.problems:
+            print(f"  - {problem}", file=sys.stderr)
+        print("Restore the sealed files (the manifest names each one's source and hash); a run or report shows "
+              "this until then.", file=sys.stderr)
+        return 1
+    record = check.record
+    files = 1 + len(record.get("superseded") or [])
+    stamped = sum(check.stamps.values())
+    print(f"{args.dir}: the seal holds -- {files} claims file(s) match the manifest (sha256 {record['sha256']}, "
+          f"sealed {record['sealed_at']}); {stamped} trials file(s) carry a stamp, every one the manifest lists")
     return 0
 
 
@@ -150,13 +175,26 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_dashboard(args) -> int:
+    from analysis.dashaccess import is_loopback     # with serve: the statistics stack loads for this command only
     from analysis.dashboard import serve       # the statistics stack (Dash itself loads in serve)
 
     if not 0 < args.port < 65536:
         raise UserError(f"--port {args.port}", "not a TCP port.", "Give a port between 1 and 65535, e.g. 8050.")
     if args.interval <= 0:
         raise UserError(f"--interval {args.interval}", "must be positive.", "Give seconds, e.g. 2.")
-    serve(args.dir, host=args.host, port=args.port, interval_s=args.interval)
+    token = args.token or os.environ.get("SEEDSWEEP_DASHBOARD_TOKEN") or None
+    if token == "new":
+        token = secrets.token_urlsafe(24)
+    elif token is not None and len(token) < 16:
+        raise UserError("--token", f"a token of {len(token)} characters is too easy to guess.",
+                        "Give 16 characters or more, or --token new for a random one.")
+    if token is None and not is_loopback(args.host):
+        raise UserError(f"--host {args.host}", "would show every result to anyone who can reach the port, "
+                        "and no token is set.",
+                        "Add --token new (a random token; the printed address carries it) or set "
+                        "SEEDSWEEP_DASHBOARD_TOKEN, or keep the default 127.0.0.1 and reach it through an SSH "
+                        "tunnel (ssh -L 8050:127.0.0.1:8050 HEAD).")
+    serve(args.dir, host=args.host, port=args.port, interval_s=args.interval, token=token)
     return 0
 
 
@@ -219,6 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("dir")
     q.add_argument("--supersede", metavar="REASON", help="replace claims sealed earlier, keeping them on record")
     q.set_defaults(func=_cmd_claims_seal)
+    q = csub.add_parser("verify", help="check that the sealed claims are unchanged (exit 1 when the seal is broken)")
+    q.add_argument("dir")
+    q.set_defaults(func=_cmd_claims_verify)
     q = csub.add_parser("check", help="validate a claims file (nothing is written)")
     q.add_argument("file")
     q.set_defaults(func=_cmd_claims_check)
@@ -257,7 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("dir")
     p.add_argument("--port", type=int, default=8050, help="TCP port (default 8050)")
     p.add_argument("--host", default="127.0.0.1",
-                   help="address to bind (default 127.0.0.1: this machine only; 0.0.0.0 exposes it)")
+                   help="address to bind (default 127.0.0.1: this machine only; any other needs a token)")
+    p.add_argument("--token", help="require this token on every request (16+ characters; 'new': a random one, "
+                   "printed in the address); default: SEEDSWEEP_DASHBOARD_TOKEN; required off loopback")
     p.add_argument("--interval", type=float, default=2.0,
                    help="seconds between checks for new trial rows (default 2)")
     p.set_defaults(func=_cmd_dashboard)
@@ -290,6 +333,14 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args)
     except UserError as err:
         print(f"seedsweep: error: {err}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        # a full disk outside the trial store (which says more): files are written whole or not at all
+        where = exc.filename or "the output"
+        print(f"seedsweep: error: {where}: no space left on the device ({exc.strerror}); nothing half-written "
+              "was left. Free space on that filesystem, then run the same command again.", file=sys.stderr)
         return EXIT_USER_ERROR
 
 

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from .errors import UserError
 from .files import TMP_PREFIX, is_uri, write_bytes, write_json, write_table
-from .storage import Storage, Vanished, read_part
+from .storage import Storage, Vanished, read_part, read_part_metadata
 
 __all__ = ["LocalStorage", "ObjectStorage", "open_storage"]
 
@@ -58,6 +58,9 @@ class LocalStorage(Storage):
 
     def read_table(self, path, columns: list[str] | None = None) -> pa.Table:
         return read_part(path, columns)
+
+    def read_metadata(self, path) -> dict | None:
+        return read_part_metadata(path)
 
     def read_text(self, path) -> str:
         return Path(path).read_text()
@@ -175,6 +178,16 @@ class ObjectStorage(Storage):
                 if columns is not None:
                     columns = [c for c in columns if c in set(f.schema_arrow.names)]
                 return f.read(columns=columns, use_threads=False)
+        except FileNotFoundError:
+            raise Vanished(path) from None
+        except (OSError, pa.ArrowInvalid) as exc:
+            raise UserError(f"{self.name}: {path}", f"this Parquet object cannot be read ({exc}).",
+                            "Delete it (its trial will run again) or restore it.") from None
+
+    def read_metadata(self, path) -> dict | None:
+        try:
+            with self.fs.open_input_file(path) as fh:
+                return pq.read_schema(fh).metadata
         except FileNotFoundError:
             raise Vanished(path) from None
         except (OSError, pa.ArrowInvalid) as exc:

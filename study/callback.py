@@ -6,6 +6,7 @@ Imported only when a study runs (it subclasses ``ray.tune.Callback``, so
 
 from __future__ import annotations
 
+import errno
 import json
 import time
 from collections import Counter, defaultdict
@@ -22,7 +23,10 @@ from .schema import TrialSpec
 from .shards import fold_parts
 from .store import RunDir
 
-__all__ = ["StoreAndProgress", "clock"]
+__all__ = ["StoreAndProgress", "StopWhenFull", "clock", "FULL"]
+
+#: the errors of a filesystem that has no room left (no space; over the quota)
+FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
 def clock(seconds: float) -> str:
@@ -67,6 +71,8 @@ class StoreAndProgress(tune.Callback):
         self.unfolded = len(rd.part_keys(rd.trials_dir))     # parts a killed run left count toward the first fold
         self.fold_warned = False
         self.written: dict[str, dict[str, pa.Table | None]] = {}    # key -> its tables, until folded
+        self.full: OSError | None = None        # the first write that found the disk full: nothing is written after
+        self.unwritten = 0                      # finished trials not stored because the disk was full
 
     def __getstate__(self):
         return {}
@@ -162,9 +168,21 @@ class StoreAndProgress(tune.Callback):
     def write(self, key: str, spec: TrialSpec, outcome: dict[str, Any], rows: list[dict]) -> None:
         """On the writer thread: the trial's tables, then its parts. The tables
         are kept until the next fold, which then need not read them back."""
+        if self.full is not None:
+            self.unwritten += 1
+            return
         row = trial_row(self.space.name, self.space.task_name, spec, self.schema, outcome)
         epochs, confusion = epoch_rows(key, rows), confusion_rows(key, rows)
-        self.rd.write_trial(key, row, epochs, confusion)
+        try:
+            row = self.rd.write_trial(key, row, epochs, confusion)
+        except OSError as exc:
+            if exc.errno not in FULL:
+                raise
+            # A full disk: the write left no file (each is written under a
+            # temporary name that is removed on failure) and the trial is not
+            # stored, so a resume runs it again; the study stops (StopWhenFull).
+            self.full, self.unwritten = exc, self.unwritten + 1
+            return
         self.written[key] = {"trials": row, "epochs": epochs, "confusion": confusion}
 
     def fold(self, min_parts: int) -> None:
@@ -174,6 +192,8 @@ class StoreAndProgress(tune.Callback):
         either way (a later fold reads those parts back), so a study whose folds
         keep failing does not hold every trial it wrote in memory."""
         known, self.written = self.written, {}
+        if self.full is not None:
+            return                               # a full disk takes no shard either
         try:
             self.rd.fold(min_parts, known=known)
         except Exception as exc:                 # noqa: BLE001 -- the parts are intact; say so and go on
@@ -254,3 +274,20 @@ class StoreAndProgress(tune.Callback):
                                     "updated_at": datetime.now(timezone.utc).isoformat()})
         except OSError:
             pass
+
+
+class StopWhenFull(tune.Stopper):
+    """Stops the whole study once the store found the disk full
+    (:attr:`StoreAndProgress.full`): training on would only lose results."""
+
+    def __init__(self, callback: StoreAndProgress) -> None:
+        self.callback = callback
+
+    def __call__(self, trial_id, result) -> bool:
+        return False
+
+    def stop_all(self) -> bool:
+        return self.callback.full is not None
+
+    def __getstate__(self):
+        return {}

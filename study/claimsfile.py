@@ -192,6 +192,9 @@ def _claim(c: Any, place: str, confidence: float) -> Claim:
     if kind != "rank" and (isinstance(target, bool) or not isinstance(target, (int, float))):
         raise UserError(f"{place}.target", f"{target!r} is not a number.", "Give the published number as a fraction "
                         "like the scores (e.g. 0.952 for 95.2%).")
+    if kind == "share" and not 0.0 <= target <= 1.0:
+        raise UserError(f"{place}.target", f"{target!r} is not a share: a win share lies in [0, 1].",
+                        "Give the published share as a fraction (e.g. 0.826 for 82.6%).")
     score = c.get("score", "test_score")
     score = tuple(score) if isinstance(score, list) else (score,)
     if not all(isinstance(s, str) for s in score) or len(score) not in (1, 2) or (len(score) == 2) != (

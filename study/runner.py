@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from .grid import trial_grid, trials_schema_of
 from .manifest import build_manifest
 from .resume import check_compatible, plan_resume
 from .sampling import sample_configs
-from .sealing import check_claims, seal
+from .sealing import check_claims, refuse_broken_seal, seal
 from .session import accelerators, bound_trainable, preflight, ray_session
 from .schema import TrialSpec
 from .shards import fold_parts
@@ -146,6 +147,8 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     resuming = rd.exists()
     if resuming:
         check_compatible(rd, space, configs)
+    if resuming:
+        refuse_broken_seal(rd)          # a resume never stamps new results under claims that changed
     if claims is not None:
         if is_uri(str(out)):
             raise UserError(f"--claims {claims}", "claims are sealed into a local run directory only.",
@@ -168,6 +171,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         if claims is not None:          # sealed before the first trial starts
             seal(claims, rd, manifest, supersede=supersede, results_existed=bool(rd.stored_keys()))
             rd.write_manifest(manifest)
+        rd.seal = (manifest.get("claims") or {}).get("sha256")      # stamped into every trials part from now on
         old = rd.configs()
         if old is None or old.num_rows < configs.num_rows:
             rd.write_configs(configs)
@@ -199,7 +203,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
     # Ray, imported when a study runs: check, status and the readers never load it
     from ray import tune
 
-    from .callback import StoreAndProgress      # subclasses ray.tune.Callback (Ray at import)
+    from .callback import StopWhenFull, StoreAndProgress      # subclass Ray Tune classes (Ray at import)
     from .feed import Feed, parallel_slots, pending_cap, wave_size, waves     # a Ray Tune Searcher (Ray at import)
 
     vectorized = space.train.vectorize_seeds
@@ -226,14 +230,32 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
                         reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
                     run_config=tune.RunConfig(
                         name=f"seedsweep-{n}", storage_path=storage, verbose=0, callbacks=[callback],
+                        stop=StopWhenFull(callback),
                         failure_config=tune.FailureConfig(max_failures=space.train.retries)),
                 )
                 tuner.fit()
-                if callback.unfinished(wave, name):    # stopped (Ctrl-C, Tune shutting down): no next wave
+                if callback.full is not None or callback.unfinished(wave, name):    # stopped: no next wave
                     break
         except KeyboardInterrupt:
             interrupted = True
         finally:
             callback.flush()
         callback.progress(force=True)
+        if callback.full is not None:
+            raise disk_full(rd, callback.full, stored=sum(callback.counts.values()) - callback.unwritten)
         return interrupted or len(callback.done) < len(todo), callback.counts, callback.done
+
+
+def disk_full(rd: RunDir, exc: OSError, *, stored: int) -> UserError:
+    """The located message for a run directory whose disk filled up while ``stored`` trials were stored."""
+    where = Path(exc.filename).parent if exc.filename else Path(str(rd.path))
+    try:
+        usage = shutil.disk_usage(where)
+        room = f"{usage.free / 2**20:.1f} MiB free of {usage.total / 2**20:.1f} MiB on that filesystem"
+    except OSError:
+        room = "the free space could not be read"
+    return UserError(str(where), f"no space left on the device while storing a trial ({exc.strerror}; {room}). "
+                     f"The study stopped: {stored} trial(s) of this run were stored whole, nothing half-written "
+                     "was left, and the trials not stored will run again.",
+                     "Free space on that filesystem (or move the run directory to a larger one), then run the "
+                     "same command again to resume.")

@@ -11,6 +11,8 @@ listed in the manifest with the reason, never deleted.
 
 from __future__ import annotations
 
+import hashlib
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from .errors import UserError
 from .files import file_sha256
 from .store import RunDir
 
-__all__ = ["check_claims", "seal", "sealed"]
+__all__ = ["check_claims", "seal", "sealed", "SealCheck", "verify", "refuse_broken_seal"]
 
 
 def check_claims(path: str | Path, rd: RunDir, supersede: str | None) -> tuple[bytes, str]:
@@ -52,6 +54,8 @@ def seal(path: str | Path, rd: RunDir, manifest: dict[str, Any], *, supersede: s
     data, digest = check_claims(path, rd, supersede)
     record = dict(manifest.get("claims") or {})
     if record.get("sha256") == digest:
+        if not rd.storage.is_file(rd.claims_path) or file_sha256(rd.claims_path) != digest:
+            rd.write_claims(data)           # the sealed file itself, sealed again: restores an edited copy
         return record
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     superseded = list(record.get("superseded", []))
@@ -65,3 +69,64 @@ def seal(path: str | Path, rd: RunDir, manifest: dict[str, Any], *, supersede: s
               "results_existed": bool(results_existed), "superseded": superseded}
     manifest["claims"] = record
     return record
+
+
+@dataclass
+class SealCheck:
+    """What :func:`verify` found: the manifest's claims record (None when no
+    claims are sealed) and each way the seal is broken (none: intact)."""
+    record: dict[str, Any] | None
+    problems: list[str] = field(default_factory=list)
+    stamps: dict[str, int] = field(default_factory=dict)      # hash -> trials files stamped with it
+
+    @property
+    def intact(self) -> bool:
+        """No problem found."""
+        return not self.problems
+
+
+def _short(digest: str | None) -> str:
+    return f"{digest[:16]}…" if digest else "none"
+
+
+def verify(rd: RunDir) -> SealCheck:
+    """Check the sealed claims of ``rd`` three ways: the sealed file against
+    the manifest's hash, every superseded file against its recorded hash, and
+    the hashes stamped in the trials files (:mod:`study.stamps`) against the
+    manifest's record -- which catches an edit of the manifest as well, once
+    any trial was stored after sealing."""
+    record = sealed(rd)
+    stamps = rd.seal_stamps() if rd.exists() else {}
+    check = SealCheck(record, stamps=stamps)
+    s = rd.storage
+    if record:
+        files = [(record.get("file") or rd.claims_path.name, record.get("sha256"), "sealed")]
+        files += [(old.get("file"), old.get("sha256"), "superseded") for old in record.get("superseded") or []]
+        for name, digest, what in files:
+            path = s.join(str(name))
+            if not s.is_file(path):
+                check.problems.append(f"{name} ({what} claims) is missing: sealed sha256 {_short(digest)}.")
+                continue
+            now = file_sha256(path) if not s.remote else hashlib.sha256(s.read_text(path).encode()).hexdigest()
+            if now != digest:
+                check.problems.append(f"{name} changed after it was sealed: sealed sha256 {_short(digest)}, "
+                                      f"now {_short(now)}.")
+    known = {record.get("sha256")} | {old.get("sha256") for old in record.get("superseded") or []} if record else set()
+    for digest, n in sorted(stamps.items()):
+        if digest not in known:
+            where = ("the manifest records no sealed claims" if not record else
+                     f"the manifest records sha256 {_short(record.get('sha256'))}")
+            check.problems.append(f"{n} trials file(s) were written under claims sealed with sha256 "
+                                  f"{_short(digest)}, but {where}: manifest.json was edited.")
+    return check
+
+
+def refuse_broken_seal(rd: RunDir) -> None:
+    """Raise a :class:`UserError` when the sealed claims of ``rd`` fail :func:`verify`."""
+    check = verify(rd)
+    if not check.intact:
+        source = (check.record or {}).get("source")
+        again = f" (seedsweep claims seal {source} {rd.path} writes the sealed file back)" if source else ""
+        raise UserError(str(rd.path), "the sealed claims do not match the record: " + " ".join(check.problems),
+                        f"Restore the sealed files{again} so that 'seedsweep claims verify {rd.path}' passes; "
+                        "new results are never stored under a broken seal.")

@@ -128,6 +128,11 @@ def remove_stale_tune_folders(root: str | None = None) -> list[str]:
     return removed
 
 
+def _token_enabled_notice(record: logging.LogRecord) -> bool:
+    """A logging filter: False for Ray's notice that token authentication is on."""
+    return not record.getMessage().startswith("Token authentication is enabled")
+
+
 def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None) -> bool:
     """Start or join Ray unless this process already is connected; True when started here."""
     import ray
@@ -150,7 +155,15 @@ def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None) 
                             "Start the cluster (ray up / ray start --head) or give its address; "
                             "leave --address out to run on a private local Ray.") from None
     else:
-        ray.init(address="local", num_cpus=num_cpus, _temp_dir=ray_temp_dir, **kwargs)
+        # A private local Ray gets Ray's default, token authentication, and Ray
+        # says so on every run; a notice with nothing for the user to do, so it is
+        # dropped (only that one: a warning that authentication is *off* still shows).
+        notices = logging.getLogger("ray._private.authentication.authentication_token_setup")
+        notices.addFilter(_token_enabled_notice)
+        try:
+            ray.init(address="local", num_cpus=num_cpus, _temp_dir=ray_temp_dir, **kwargs)
+        finally:
+            notices.removeFilter(_token_enabled_notice)
     return True
 
 

@@ -41,6 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .errors import UserError
+from .stamps import union
 from .storage import Vanished
 
 __all__ = ["FOLD_PARTS", "MAX_SHARDS", "TABLES", "resolve", "fold", "merge", "compact_all",
@@ -118,7 +119,7 @@ def _concat(tables: list[pa.Table]) -> pa.Table | None:
     tables = [t for t in tables if t is not None]
     if not tables:
         return None
-    return pa.concat_tables(tables, promote_options="permissive")
+    return union([pa.concat_tables(tables, promote_options="permissive")] + tables)     # with every seal stamp
 
 
 def resolve(layers: list[pa.Table | None]) -> pa.Table | None:

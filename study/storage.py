@@ -27,22 +27,19 @@ import pyarrow.parquet as pq
 
 from .errors import UserError
 
-__all__ = ["Storage", "Vanished", "read_part", "read_parts"]
+__all__ = ["Storage", "Vanished", "read_part", "read_part_metadata", "read_parts"]
 
 
 class Vanished(Exception):
     """A file a reader listed was removed before it was read (a fold or merge ran)."""
 
 
-def read_part(path, columns: list[str] | None = None) -> pa.Table:
-    """One local Parquet file (only ``columns`` of it, those it has);
-    :class:`Vanished` when it was removed after being listed."""
+def _read_local(path, read: Callable):
+    """``read(path)`` on a local Parquet file: :class:`Vanished` when it was
+    removed after being listed, a :class:`UserError` naming it when it is not
+    Parquet."""
     try:
-        f = pq.ParquetFile(path)
-        if columns is not None:
-            names = set(f.schema_arrow.names)
-            columns = [c for c in columns if c in names]
-        return f.read(columns=columns, use_threads=False)
+        return read(path)
     except FileNotFoundError:
         raise Vanished(str(path)) from None
     except (OSError, pa.ArrowInvalid) as exc:
@@ -51,6 +48,23 @@ def read_part(path, columns: list[str] | None = None) -> pa.Table:
         raise UserError(str(path), f"this Parquet file cannot be read ({exc}).",
                         "Move it away (its trial will run again on the next 'seedsweep run') "
                         "or restore it from a backup.") from None
+
+
+def read_part(path, columns: list[str] | None = None) -> pa.Table:
+    """One local Parquet file (only ``columns`` of it, those it has);
+    :class:`Vanished` when it was removed after being listed."""
+    def read(p):
+        f = pq.ParquetFile(p)
+        names = set(f.schema_arrow.names)
+        return f.read(columns=None if columns is None else [c for c in columns if c in names], use_threads=False)
+
+    return _read_local(path, read)
+
+
+def read_part_metadata(path) -> dict | None:
+    """The schema metadata of one local Parquet file (its footer only);
+    :class:`Vanished` when it was removed after being listed."""
+    return _read_local(path, lambda p: pq.read_schema(p).metadata)
 
 
 _POOL: ThreadPoolExecutor | None = None
@@ -108,6 +122,14 @@ class Storage(ABC):
     @abstractmethod
     def read_table(self, path, columns: list[str] | None = None) -> pa.Table:
         """One Parquet file (only ``columns`` of it, those it has); :class:`Vanished` if it is gone."""
+
+    @abstractmethod
+    def read_metadata(self, path) -> dict | None:
+        """The key-value metadata of one Parquet file's schema (its footer only); :class:`Vanished` if it is gone."""
+
+    def read_many_metadata(self, paths: list) -> list[dict | None]:
+        """:meth:`read_metadata` of several files, read in parallel, in the order given."""
+        return read_parts(lambda path, _columns: self.read_metadata(path), paths)
 
     def read_many(self, paths: list, columns: list[str] | None = None) -> list[pa.Table]:
         """Several files, read in parallel, in the order given."""

@@ -42,7 +42,8 @@ from .errors import UserError
 from .files import TMP_PREFIX, write_json
 from .schema import escape_key, unescape_key
 from .shards import compact_all, fold, read_resolved, shard_name, shard_seq, stored_keys
-from .storage import Storage
+from .stamps import stamp, stamps_of
+from .storage import Storage, Vanished
 
 __all__ = ["RunDir", "SCHEMA_VERSION"]
 
@@ -69,6 +70,8 @@ class RunDir:
         self.confusion_dir = s.join("confusion")
         self.compacted_confusion = s.join("confusion.parquet")
         self.import_path = s.join("import.json")
+        #: the sealed claims' SHA-256, stamped into every trials part written (study.stamps); the driver sets it
+        self.seal: str | None = None
         self.cache_dir: str | None = s.local_folder("cache")   # what trials share (e.g. embeddings); on an
         #                                                          object store trials cache in SEEDSWEEP_CACHE
 
@@ -187,14 +190,34 @@ class RunDir:
                               self.shards_dir])
 
     def write_trial(self, key: str, trial_row: pa.Table, epoch_rows: pa.Table,
-                    confusion: pa.Table | None = None) -> None:
+                    confusion: pa.Table | None = None) -> pa.Table:
         """Store one finished trial: its epochs (and confusion) parts, then its
-        trials part -- a trial row is the last thing written."""
+        trials part -- a trial row is the last thing written, stamped with
+        :attr:`seal` when claims are sealed. Returns the trials table as written."""
         write = self.storage.write_table
         write(epoch_rows, self.part_path(self.epochs_dir, key))
         if confusion is not None and confusion.num_rows:
             write(confusion, self.part_path(self.confusion_dir, key))
+        if self.seal:
+            trial_row = stamp(trial_row, [self.seal])
         write(trial_row, self.part_path(self.trials_dir, key))
+        return trial_row
+
+    def seal_stamps(self) -> dict[str, int]:
+        """Each hash stamped in the trials files (parts, shards, compacted
+        file) and how many files carry it (:mod:`study.stamps`); footers only."""
+        files = list(self.part_keys(self.trials_dir).values()) + [p for _, p in self.shards("trials")]
+        if self.storage.is_file(self.compacted_trials):
+            files.append(self.compacted_trials)
+        counts: dict[str, int] = {}
+        for path in files:
+            try:
+                metadata = self.storage.read_metadata(path)
+            except Vanished:                 # folded or merged meanwhile: its stamps moved into a shard
+                continue
+            for h in stamps_of(metadata):
+                counts[h] = counts.get(h, 0) + 1
+        return counts
 
     def write_manifest(self, manifest: dict[str, Any]) -> None:
         """Replace the manifest, whole or not at all."""

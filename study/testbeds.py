@@ -217,6 +217,9 @@ def _templates(raw, path: str, fillers) -> list[Template]:
             if not isinstance(items, list):
                 raise UserError(f"{pwhere}.{split}", "expected a list of templates.",
                                 "Give a list of {template: ..., label: ...} entries.")
+            if split == "eval" and not items:
+                raise UserError(f"{pwhere}.eval", "is empty, so the phenomenon would be scored on no sentence.",
+                                "Give at least one eval template, or remove the phenomenon.")
             for i, item in enumerate(items):
                 out.append(_template(item, f"{pwhere}.{split}[{i}]", phenomenon, split, fillers, seen))
     return out

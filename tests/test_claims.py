@@ -126,6 +126,9 @@ def before_hash(files: dict[str, bytes]) -> str:
     ("source: x\ndeviations: [{what: a, why: b, impact: big}]\nclaims:\n  - {id: a, kind: value, target: 1, "
      "rule: {band: 1}}\n", "deviations[0].impact"),
     ("claims:\n  - {id: a, kind: value, target: 1, rule: {band: 1}}\n", "source"),
+    ("source: x\nclaims:\n  - {id: a, kind: guess, target: 1, rule: {band: 1}}\n", "claims[0].kind"),
+    ("source: x\nclaims:\n  - {id: a, kind: share, choice: c, option: o, target: 1.5, rule: {band: 0.1}}\n",
+     "claims[0].target"),
 ])
 def test_a_bad_claims_file_is_refused_with_its_place(tmp_path, text, where):
     path = tmp_path / "claims.yaml"

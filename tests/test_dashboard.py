@@ -104,6 +104,20 @@ class Page:
         self.context.close()
 
 
+def wait_listening(proc: subprocess.Popen, port: int, timeout: float = 60) -> str:
+    """Wait until the dashboard ``proc`` accepts connections on ``port``; its address."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise AssertionError(f"the dashboard exited: {proc.stdout.read()}")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return f"http://127.0.0.1:{port}/"
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"the dashboard did not start within {timeout:g} s")
+
+
 @pytest.fixture()
 def dashboard(tmp_path):
     """Serve ``seedsweep dashboard`` for a directory; yields a starter."""
@@ -114,16 +128,7 @@ def dashboard(tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "dashboard", str(run_dir), "--port", str(port),
                                  "--interval", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         procs.append(proc)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise AssertionError(f"the dashboard exited: {proc.stdout.read()}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-                return f"http://127.0.0.1:{port}/"
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("the dashboard did not start within 60 s")
+        return wait_listening(proc, port)
 
     yield start
     for proc in procs:
@@ -737,3 +742,61 @@ def test_the_sealed_claims_and_their_verdicts_are_on_the_dashboard_and_in_the_re
     assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
     text = html.read_text()
     assert "<caption>claims and verdicts</caption>" in text and "after the results existed" in text
+
+
+# ------------------------------------------------- off loopback: a token on every request
+
+@pytest.mark.slow
+def test_off_loopback_the_dashboard_needs_a_token_on_every_request(tmp_path, browser):
+    import urllib.error
+    import urllib.request
+
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY, only=24)
+    port = free_port()
+    cmd = [sys.executable, "-m", "seedsweep", "dashboard", str(out), "--host", "0.0.0.0", "--port", str(port),
+           "--interval", "0.5"]
+    refused = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "--host 0.0.0.0" in refused.stderr and "--token new" in refused.stderr
+    with pytest.raises(OSError):                       # nothing was left listening
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+    short = subprocess.run(cmd + ["--token", "abc"], capture_output=True, text=True, timeout=120)
+    assert short.returncode == 2 and "--token" in short.stderr
+
+    proc = subprocess.Popen(cmd + ["--token", "new"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line = proc.stdout.readline()
+        found = re.search(r"\?token=([\w-]+)", line)
+        assert found, line
+        token = found.group(1)
+        base = wait_listening(proc, port)
+
+        def status(path: str, headers: dict | None = None) -> int:
+            try:
+                with urllib.request.urlopen(urllib.request.Request(base + path, headers=headers or {})) as r:
+                    return r.status
+            except urllib.error.HTTPError as err:
+                return err.code
+
+        assert status("") == 401 and status("_dash-layout") == 401 and status("_dash-dependencies") == 401
+        assert status("_dash-layout", {"Authorization": f"Bearer {token}x"}) == 401
+        assert status("_dash-layout", {"Authorization": f"Bearer {token}"}) == 200
+
+        page = Page(browser)
+        page.page.goto(base)
+        assert "needs the dashboard's token" in page.page.inner_text("body")
+        page.page.goto(f"{base}?token={token}")
+        assert "token=" not in page.page.url, "the token leaves the address bar"
+        page.wait(FIGURE_READY, ["progress"])
+        assert page.figure("progress")["data"]
+        page.page.goto(base)                                # the cookie carries it from now on
+        page.wait(FIGURE_READY, ["progress"])
+        page.errors = [e for e in page.errors if "401" not in e]   # the first, tokenless visit
+        assert page.errors == []
+        page.close()
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

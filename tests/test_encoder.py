@@ -195,3 +195,15 @@ def test_the_shipped_encoder_studies_pass_check():
         r = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(REPO / "search_spaces" / name)],
                            capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("edit, message", [
+    (("pooling: mean", "pooling: max"), "fixed: pooling: 'max' is outside the encoder family's limit"),
+    (("k: 5", "k: 0"), "k: 0 is outside the encoder family's limit"),
+])
+def test_a_bad_encoder_option_exits_2_located(tmp_path, capsys, edit, message):
+    path = _encoder_study(tmp_path, write_toy(tmp_path), ["glove-6b-50d", "random:all-minilm-l6-v2@2"])
+    path.write_text(path.read_text().replace(*edit))
+    assert main(["check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and str(path) in err, err

@@ -167,6 +167,8 @@ def test_a_non_boolean_vectorize_seeds_and_a_bad_per_group_are_located(tmp_path)
     base = "name: v\nfamily: sentence\nsamples: 1\nseeds: 2\ncompare: {architecture: [fc, cnn]}\ntask: {dataset: sst2}\n"
     with pytest.raises(UserError, match=r"train\.vectorize_seeds: expected true or false"):
         parse_space(base + "train: {vectorize_seeds: yes please}\n", path="v.yaml")
+    with pytest.raises(UserError, match=r"train\.vectorize_seeds: expected true or false, got 2"):
+        parse_space(base + "train: {vectorize_seeds: 2}\n", path="v.yaml")
     with pytest.raises(UserError, match=r"resources\.per_group"):
         parse_space(base + "resources: {per_group: 0}\n", path="v.yaml")
     space = parse_space(base + "train: {vectorize_seeds: true}\nresources: {cpu: 1, per_group: 2}\n", path="v.yaml")

@@ -24,7 +24,9 @@ def test_quickstart_runs_and_prints_the_result_table(tmp_path):
     os.makedirs(os.path.join(ray_tmp, "ray"))
     with open(os.path.join(ray_tmp, "ray", "ray_current_cluster"), "w") as f:
         f.write("127.0.0.1:9")
-    env = {**os.environ, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled", "RAY_ADDRESS": "127.0.0.1:9"}
+    # as a user runs it: RAY_AUTH_MODE unset (Ray's default, token authentication; its token in this HOME)
+    env = {**{k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}, "RAY_TMPDIR": ray_tmp,
+           "RAY_ADDRESS": "127.0.0.1:9", "HOME": str(tmp_path / "home")}
     try:
         proc = subprocess.run([sys.executable, "-m", "seedsweep", "run", "search_spaces/synthetic.yaml",
                                "--out", str(tmp_path / "qs")], cwd=REPO, env=env, capture_output=True,
@@ -33,6 +35,10 @@ def test_quickstart_runs_and_prints_the_result_table(tmp_path):
         shutil.rmtree(ray_tmp, ignore_errors=True)
     assert proc.returncode == 0, proc.stderr
     assert "48 trials in the study; ran 48" in proc.stderr
+    # quiet: every line on standard error is seedsweep's own (no warning a user cannot act on)
+    foreign = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("[seedsweep]")
+               and "trials in the study" not in line]
+    assert foreign == [], "\n".join(foreign)
     # the injected winner (CRF, +2 points) takes the majority of the 12 configurations
     row = re.search(r"\| [^|]* \| (\d+) \| win share \| ([\d.]+)%†? \| ([\d.]+)%†? \|", proc.stdout)
     assert row, proc.stdout

@@ -147,6 +147,8 @@ def test_a_train_sentence_that_equals_an_eval_sentence_is_dropped_from_train(tmp
      [r"phenomena\.plain\.eval\[0\]", "A fine day.", "has no label"]),
     (lambda t: t.replace("eval: [great, superb, lovely]", "eval: [great, good]"),
      [r"fillers\.POSITIVE", "'good' is in both"]),
+    (lambda t: t.replace('eval:\n      - {template: "A fine day.", label: positive}', "eval: []"),
+     [r"phenomena\.plain\.eval", "is empty"]),
 ])
 def test_a_bad_test_bed_exits_2_naming_the_file_the_template_and_the_placeholder(tmp_path, edit, expected):
     path = tmp_path / "bad.yaml"

@@ -26,7 +26,7 @@ LIMITS = {
     "params_target": integer(100, 10**8),
     "lr": number(0, 1), "batch_size": integer(1, 65536), "dropout": number(0, 0.99),
     "weight_decay": number(0, 10), "max_length": integer(1, 4096),
-    "augment_factor": integer(0, 1000, "How many times a phenomenon's train sentences are added."),
+    "augment_factor": integer(1, 1000, "How many times a phenomenon's train sentences are added."),
     "order_seed": integer(0, 2**63 - 1, "Leave it out (null): each trial's data order follows its seed."),
 }
 
