@@ -298,6 +298,7 @@ def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path):
     assert "test score by epoch selection: optimizer" in text
     df = analysis.load(out)
     assert len(df) == 6 and (df.epochs_run == 3).all()                 # patience null: every epoch ran
+    assert (df.status == "ok").all(), df[["trial_key", "status", "reason"]]      # none collapsed
     assert (df.test_score_max >= df.test_score).all() and df.test_score_last.notna().all()
     epochs = analysis.load_epochs(out)
     assert epochs.test_loss.notna().all() and len(epochs) == 18
