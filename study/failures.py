@@ -18,7 +18,8 @@ def classify_error(text: str, kind: str = "") -> str:
     >>> classify_error("", "RayActorError Exception")
     'worker died'
     """
-    if "OutOfMemoryError" in kind or "OutOfMemoryError" in text or "out of memory" in text.lower():
+    if ("OutOfMemoryError" in kind or "OutOfMemoryError" in text or "out of memory" in text.lower()
+            or "MemoryError" in kind.split() or _raised(text, "MemoryError")):
         return "out of memory"
     if any(s in kind for s in _DIED) or any(s in text for s in _DIED):
         return "worker died"
@@ -27,6 +28,19 @@ def classify_error(text: str, kind: str = "") -> str:
         if line and not line.startswith(("File ", "^", "~")) and ":" in line:
             return f"exception: {line[:300]}"
     return "exception"
+
+
+def _raised(text: str, name: str) -> bool:
+    r"""Whether the traceback ``text`` ends in the exception ``name`` (Python's
+    own ``MemoryError``: an allocation past a memory limit, e.g. ``ulimit -v``).
+
+    >>> _raised("Traceback (most recent call last):\nMemoryError: Unable to allocate 4.00 GiB", "MemoryError")
+    True
+    >>> _raised("Traceback (most recent call last):\nValueError: MemoryError is not my name", "MemoryError")
+    False
+    """
+    last = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return bool(last) and (last[-1] == name or last[-1].startswith(f"{name}:"))
 
 
 def error_text(trial) -> str:

@@ -164,6 +164,9 @@ def test_a_worker_that_always_dies_is_stored_as_failed_and_the_study_finishes(sp
 
 @pytest.mark.parametrize("text,reason", [
     ("ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory.", "out of memory"),
+    ("Traceback (most recent call last):\n  File \"x.py\", line 1\nMemoryError: Unable to allocate 4.00 GiB",
+     "out of memory"),
+    ("Traceback (most recent call last):\nValueError: MemoryError is not a reason here", "exception: ValueError"),
     ("ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.", "worker died"),
     ("Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad lr", "exception: ValueError: bad lr"),
 ])
