@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import shutil
 import statistics
@@ -49,7 +50,6 @@ def main() -> None:
     args = parser.parse_args()
     if not shutil.which("chromium") and not shutil.which("google-chrome"):
         sys.exit("no Chromium: make browser")
-    import os
     os.environ.setdefault("BROWSER_PATH", shutil.which("chromium") or shutil.which("google-chrome"))
     work = Path(tempfile.mkdtemp(prefix="images-bench-"))
     run = work / "run"
