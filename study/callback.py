@@ -17,7 +17,7 @@ from typing import Any, TextIO
 import pyarrow as pa
 from ray import tune
 
-from .failures import classify_error, error_kind, error_text
+from .failures import OomKills, classify_error, error_kind, error_text
 from .rows import confusion_rows, epoch_rows, outcome_of, trial_row
 from .schema import TrialSpec
 from .shards import fold_parts
@@ -73,6 +73,7 @@ class StoreAndProgress(tune.Callback):
         self.written: dict[str, dict[str, pa.Table | None]] = {}    # key -> its tables, until folded
         self.full: OSError | None = None        # the first write that found the disk full: nothing is written after
         self.unwritten = 0                      # finished trials not stored because the disk was full
+        self.oom = OomKills()                   # the kernel's OOM-kill count, to tell why a worker died
 
     def __getstate__(self):
         return {}
@@ -140,6 +141,7 @@ class StoreAndProgress(tune.Callback):
             self.final[key] = row
 
     def on_trial_recover(self, iteration, trials, trial, **info):
+        self.why(trial)                         # a kill this death explains is spent on it
         for key in self.unstored(trial):
             self.attempts[key] += 1
             self.running -= 1
@@ -231,13 +233,24 @@ class StoreAndProgress(tune.Callback):
             print(f"\n[seedsweep] trial {key} stopped before it finished; it will run again on resume",
                   file=self.stream, flush=True)
 
-    def on_trial_error(self, iteration, trials, trial, **info):
+    def why(self, trial) -> tuple[str, str]:
+        """The reason and error text of a trial's latest failure. A worker that
+        died while the kernel's OOM-kill count rose ran out of memory."""
         text = error_text(trial)
         last = text.rsplit("Failure # ", 1)[-1]
         last = last.split("\n", 1)[-1] if last[:1].isdigit() else last
+        reason = classify_error(last, error_kind(trial))
+        if reason == "worker died":
+            evidence = self.oom.take()
+            if evidence:
+                reason, last = "out of memory", f"{last.rstrip()}\n[seedsweep] {evidence}\n"
+        return reason, last
+
+    def on_trial_error(self, iteration, trials, trial, **info):
+        reason, last = self.why(trial)
         for key in self.unstored(trial):
             epochs = self.epochs.get(key, [])
-            outcome = {"status": "failed", "reason": classify_error(last, error_kind(trial)),
+            outcome = {"status": "failed", "reason": reason,
                        "error": last.strip()[-8000:],
                        "epochs_run": len(epochs), "metric": self.space.train.metric,
                        "node": epochs[-1].get("node") if epochs else None,

@@ -51,3 +51,77 @@ def test_a_full_disk_stops_the_study_with_a_located_message_and_a_resume_complet
     assert sorted(after["keys"]) == grid and after["temporary"] == [] and after["unreadable"] == []
     print(f"full disk: {len(stored)} of {len(grid)} trials stored when it filled; after the resume "
           f"{len(after['keys'])} stored, 0 lost, {len(after['keys']) - len(set(after['keys']))} duplicated")
+
+
+OOM_STUDY = """
+name: oom
+family: synthetic
+samples: 2
+seeds: 2
+compare: {classifier: [softmax, crf]}
+task: {allocate: {crf: 3072}, noise: 0.003}
+train: {max_epochs: 2, retries: 1}
+"""
+
+
+def worker_cgroup_parent() -> str | None:
+    """A new cgroup-v1 memory folder below this process's own, or None where
+    cgroups cannot be made here (no memory controller, not root)."""
+    from study.failures import memory_cgroup
+
+    mine = memory_cgroup()
+    if mine is None or mine[1] != 1 or not os.access(mine[0], os.W_OK):
+        return None
+    parent = os.path.join(mine[0], f"seedsweep-oom-{os.getpid()}")
+    try:
+        os.mkdir(parent)
+    except OSError:
+        return None
+    return parent
+
+
+def test_a_worker_the_kernel_kills_for_memory_is_stored_as_out_of_memory_after_its_retries(tmp_path, space_file):
+    """A synthetic option allocates 3 GiB in a worker limited to 1 GiB (a
+    memory cgroup of its own, set by ``tests/cgroupworker``): the kernel's
+    OOM killer SIGKILLs it. Its trials are retried once, then stored as
+    failed with the reason 'out of memory'; the other option's trials finish."""
+    import tempfile
+
+    import analysis
+    from tests.conftest import kill_tagged, wait_gone
+
+    parent = worker_cgroup_parent()
+    if parent is None:
+        pytest.skip("no writable cgroup-v1 memory controller here to limit a worker's memory")
+    tag = f"oom-{os.getpid()}"
+    ray_tmp = tempfile.mkdtemp(prefix="sso-", dir="/tmp")
+    env = {**os.environ, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled", "SEEDSWEEP_TEST_TAG": tag,
+           "SEEDSWEEP_TEST_WORKER_CGROUP": parent, "SEEDSWEEP_TEST_WORKER_LIMIT_MIB": "1024",
+           "PYTHONPATH": os.pathsep.join([str(REPO / "tests" / "cgroupworker"), os.environ.get("PYTHONPATH", "")])}
+    env.pop("RAY_ADDRESS", None)
+    out = tmp_path / "run"
+
+    def into_parent():                  # the driver, and so Ray, starts inside the test's cgroup
+        with open(os.path.join(parent, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+
+    try:
+        r = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space_file(OOM_STUDY)), "--out", str(out)],
+                           env=env, cwd=REPO, capture_output=True, text=True, timeout=600, preexec_fn=into_parent)
+        assert wait_gone(tag, 60, ray_tmp, orphans=True) == []
+    finally:
+        kill_tagged(tag, ray_tmp)
+        for here, folders, _ in os.walk(parent, topdown=False):
+            for name in folders:
+                os.rmdir(os.path.join(here, name))
+        os.rmdir(parent)
+    assert r.returncode == 0, r.stderr[-3000:]
+    df = analysis.load(out)
+    assert len(df) == 8 and df["trial_key"].is_unique
+    crf, softmax = df[df["classifier"] == "crf"], df[df["classifier"] == "softmax"]
+    assert (softmax["status"] == "ok").all()
+    assert (crf["status"] == "failed").all() and (crf["reason"] == "out of memory").all(), crf[["reason", "error"]]
+    assert (crf["attempt"] == 2).all()                      # train.retries: 1, so two attempts each
+    assert crf["error"].str.contains("OOM killer ended a process").all()
+    print(f"out of memory: {len(df)} of 8 trials stored ({(softmax['status'] == 'ok').sum()} ok, "
+          f"{len(crf)} failed 'out of memory' after 2 attempts), 0 lost, 0 duplicated")

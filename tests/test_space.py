@@ -54,6 +54,8 @@ BAD = [
     ("bad mode", GOOD + "train: {mode: maximise}\n", ["train.mode", "max, min"]),
     ("bad gpu fraction", GOOD + "resources: {gpu: 1.5}\n", ["resources.gpu", "fraction"]),
     ("name in compare and space", GOOD.replace("  layers:", "  classifier:"), ["space.classifier", "also given"]),
+    ("allocate zero MiB", GOOD + "task: {allocate: {crf: 0}}\n", ["task.allocate.crf", "whole number of MiB >= 1"]),
+    ("allocate for no option", GOOD + "task: {allocate: {lstm: 64}}\n", ["task.allocate.lstm", "not a compared option"]),
     ("option with equals sign", GOOD.replace("[softmax, crf]", "[softmax, crf=v2]"), ["'crf=v2'", "trial key"]),
 ]
 

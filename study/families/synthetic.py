@@ -27,8 +27,11 @@ testing retries: ``fail_once_dir`` (a folder: a trial's first attempt leaves a
 marker file there and raises; its retry finds the marker and trains),
 ``die_once_dir`` (the same, but the first attempt kills its own worker process
 with SIGKILL, as the kernel's OOM killer or a lost node would) and
-``fail_while_exists`` (a path: every trial raises while that file exists) and
-``die`` (options whose worker kills itself on every attempt).
+``fail_while_exists`` (a path: every trial raises while that file exists),
+``die`` (options whose worker kills itself on every attempt) and ``allocate``
+(``{option: MiB}``: at epoch 1 the trial fills that much memory, 64 MiB at a
+time, and holds it, as a model too big for its worker would; under a memory
+limit the kernel's OOM killer or Ray's memory monitor ends it).
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ if TYPE_CHECKING:
 __all__ = ["FAMILY", "SyntheticModel"]
 
 TASK_KEYS = {"name", "dataset", "base", "effects", "noise", "epoch_noise", "tau", "spread",
-             "test_shift", "diverge", "fail", "fail_once_dir", "die_once_dir", "fail_while_exists", "die"}
+             "test_shift", "diverge", "fail", "fail_once_dir", "die_once_dir", "fail_while_exists", "die",
+             "allocate"}
+CHUNK_MIB = 64
 
 
 class SyntheticModel(ModelBase):
@@ -81,6 +86,9 @@ class SyntheticModel(ModelBase):
         self.diverges = any(o in (task.get("diverge") or []) for o in options.values())
         self.fails = any(o in (task.get("fail") or []) for o in options.values())
         self.dies = any(o in (task.get("die") or []) for o in options.values())
+        allocate = task.get("allocate") or {}
+        self.allocate_mib = sum(int(allocate.get(o, 0)) for o in options.values())
+        self.held: list[bytearray] = []
         self.key = trial.key
         self.fail_once_dir = task.get("fail_once_dir")
         self.die_once_dir = task.get("die_once_dir")
@@ -95,6 +103,9 @@ class SyntheticModel(ModelBase):
             raise RuntimeError("synthetic failure of a first attempt (task.fail_once_dir)")
         if self.dies or (self.die_once_dir and epoch == 1 and self._first_attempt(self.die_once_dir)):
             os.kill(os.getpid(), signal.SIGKILL)
+        if self.allocate_mib and epoch == 1:
+            for _ in range(-(-self.allocate_mib // CHUNK_MIB)):
+                self.held.append(bytearray(CHUNK_MIB << 20))     # zero-filled: every page is touched
         if self.epoch_seconds:
             time.sleep(self.epoch_seconds)
         if self.diverges and epoch >= 2:
@@ -151,6 +162,18 @@ class SyntheticFamily(FamilyBase):
                                     f"Options: {list(space.choices[choice])}.")
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise UserError(f"{where}.{option}", f"expected a number, got {value!r}.", "Give the effect as a number.")
+        allocate = space.task.get("allocate", {}) or {}
+        if not isinstance(allocate, dict):
+            raise UserError(f"{space.path}: task.allocate", f"expected {{option: MiB}}, got {allocate!r}.",
+                            "Give the memory per option in MiB, e.g. allocate: {crf: 4096}.")
+        options = {o for opts in space.choices.values() for o in opts}
+        for option, mib in allocate.items():
+            if option not in options:
+                raise UserError(f"{space.path}: task.allocate.{option}", f"'{option}' is not a compared option.",
+                                f"Options: {sorted(options, key=str)}.")
+            if isinstance(mib, bool) or not isinstance(mib, int) or mib < 1:
+                raise UserError(f"{space.path}: task.allocate.{option}", f"expected a whole number of MiB >= 1, "
+                                f"got {mib!r}.", "Give the memory in MiB, e.g. 4096.")
         for key in ("base", "noise", "epoch_noise", "tau", "spread", "test_shift"):
             value = space.task.get(key, 0.0)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
