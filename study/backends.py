@@ -137,6 +137,11 @@ class ObjectStorage(Storage):
 
     remote = True
     noun = "URI"
+    #: retries of a failed S3 request (500, 503 SlowDown, a lost connection),
+    #: each after an exponential back-off (the AWS SDK's default strategy: 25 ms
+    #: doubling, about 26 s in all); a request still failing after the 11th try
+    #: fails its operation
+    retries = 10
 
     def __init__(self, uri: str) -> None:
         self.name = str(uri)
@@ -146,6 +151,10 @@ class ObjectStorage(Storage):
             raise UserError(self.name, f"not a usable storage URI ({exc}).",
                             "Use s3://bucket/folder (options as ?endpoint_override=HOST:PORT&scheme=http) or a "
                             "local path.") from None
+        if isinstance(self.fs, pafs.S3FileSystem):
+            # The same options, with the retries stated here rather than left to a library default.
+            options = self.fs.__reduce__()[1][0]
+            self.fs = pafs.S3FileSystem(**options, retry_strategy=pafs.AwsDefaultS3RetryStrategy(self.retries))
         self.root = root.rstrip("/")
 
     def join(self, *names: str) -> str:

@@ -178,11 +178,12 @@ class StoreAndProgress(tune.Callback):
         try:
             row = self.rd.write_trial(key, row, epochs, confusion)
         except OSError as exc:
-            if exc.errno not in FULL:
+            if exc.errno not in FULL and not self.rd.remote:
                 raise
-            # A full disk: the write left no file (each is written under a
-            # temporary name that is removed on failure) and the trial is not
-            # stored, so a resume runs it again; the study stops (StopWhenFull).
+            # A full disk, or an object store that refused the write after its
+            # retries: the write left no file (each is written under a temporary
+            # name that is removed on failure, or uploaded whole) and the trial
+            # is not stored, so a resume runs it again; the study stops (StopWhenFull).
             self.full, self.unwritten = exc, self.unwritten + 1
             return
         self.written[key] = {"trials": row, "epochs": epochs, "confusion": confusion}

@@ -247,7 +247,14 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
 
 
 def disk_full(rd: RunDir, exc: OSError, *, stored: int) -> UserError:
-    """The located message for a run directory whose disk filled up while ``stored`` trials were stored."""
+    """The located message for a run directory whose disk filled up (or whose
+    object store refused a write after every retry) while ``stored`` trials were stored."""
+    if rd.remote:
+        return UserError(str(rd.path), f"the object store refused a write after {rd.storage.retries + 1} tries "
+                         f"({exc}). The study stopped: {stored} trial(s) of this run were stored whole, no partial "
+                         "object was left, and the trials not stored will run again.",
+                         "Check that the store is reachable and accepts writes (credentials, quota, throttling), "
+                         "then run the same command again to resume.")
     where = Path(exc.filename).parent if exc.filename else Path(str(rd.path))
     try:
         usage = shutil.disk_usage(where)
