@@ -12,9 +12,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -137,10 +138,12 @@ class ObjectStorage(Storage):
 
     remote = True
     noun = "URI"
+    #: reads of an object tried again after a failure the SDK did not retry away
+    rereads = 3
     #: retries of a failed S3 request (500, 503 SlowDown, a lost connection),
     #: each after an exponential back-off (the AWS SDK's default strategy: 25 ms
     #: doubling, about 26 s in all); a request still failing after the 11th try
-    #: fails its operation
+    #: fails its operation. ``SEEDSWEEP_S3_RETRIES`` sets another number.
     retries = 10
 
     def __init__(self, uri: str) -> None:
@@ -151,6 +154,12 @@ class ObjectStorage(Storage):
             raise UserError(self.name, f"not a usable storage URI ({exc}).",
                             "Use s3://bucket/folder (options as ?endpoint_override=HOST:PORT&scheme=http) or a "
                             "local path.") from None
+        raw = os.environ.get("SEEDSWEEP_S3_RETRIES", "")
+        if raw:
+            if not raw.isdigit():
+                raise UserError("SEEDSWEEP_S3_RETRIES", f"expected a whole number of retries >= 0, got {raw!r}.",
+                                "Set it to e.g. 10, or unset it for the default.")
+            self.retries = int(raw)
         if isinstance(self.fs, pafs.S3FileSystem):
             # The same options, with the retries stated here rather than left to a library default.
             options = self.fs.__reduce__()[1][0]
@@ -181,27 +190,38 @@ class ObjectStorage(Storage):
         return {info.base_name: info.path for info in infos if info.type == pafs.FileType.File}
 
     def read_table(self, path, columns: list[str] | None = None) -> pa.Table:
-        try:
-            with self.fs.open_input_file(path) as fh:
-                f = pq.ParquetFile(fh)
-                if columns is not None:
-                    columns = [c for c in columns if c in set(f.schema_arrow.names)]
-                return f.read(columns=columns, use_threads=False)
-        except FileNotFoundError:
-            raise Vanished(path) from None
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise UserError(f"{self.name}: {path}", f"this Parquet object cannot be read ({exc}).",
-                            "Delete it (its trial will run again) or restore it.") from None
+        def read(fh):
+            f = pq.ParquetFile(fh)
+            wanted = None if columns is None else [c for c in columns if c in set(f.schema_arrow.names)]
+            return f.read(columns=wanted, use_threads=False)
+
+        return self._read(path, read)
 
     def read_metadata(self, path) -> dict | None:
-        try:
-            with self.fs.open_input_file(path) as fh:
-                return pq.read_schema(fh).metadata
-        except FileNotFoundError:
-            raise Vanished(path) from None
-        except (OSError, pa.ArrowInvalid) as exc:
-            raise UserError(f"{self.name}: {path}", f"this Parquet object cannot be read ({exc}).",
-                            "Delete it (its trial will run again) or restore it.") from None
+        return self._read(path, lambda fh: pq.read_schema(fh).metadata)
+
+    def _read(self, path, read: Callable):
+        """``read`` on the object ``path`` opened for random access. A request
+        that fails after the SDK's own retries, or a body cut off on the way
+        (which the SDK does not retry), is tried again, up to :attr:`rereads`
+        more times after 0.5, 1, 2 s; an object that arrives whole but does not
+        parse is named as unreadable at once."""
+        for attempt in range(self.rereads + 1):
+            try:
+                with self.fs.open_input_file(path) as fh:
+                    return read(fh)
+            except FileNotFoundError:
+                raise Vanished(path) from None
+            except pa.ArrowInvalid as exc:
+                raise UserError(f"{self.name}: {path}", f"this Parquet object cannot be read ({exc}).",
+                                "Delete it (its trial will run again) or restore it.") from None
+            except OSError as exc:
+                if attempt == self.rereads:
+                    raise UserError(f"{self.name}: {path}", f"this object could not be fetched from the store "
+                                    f"after {self.rereads + 1} reads ({exc}).",
+                                    "Check that the store is reachable (endpoint, credentials, throttling), then "
+                                    "run the command again; the object itself may well be intact.") from None
+                time.sleep(0.5 * 2 ** attempt)
 
     def read_text(self, path) -> str:
         with self.fs.open_input_stream(path) as fh:

@@ -11,7 +11,9 @@ store does:
 * a slow answer (0.2-1.5 s of delay, then the store's real answer).
 
 The first three are "failing requests" (``fail`` is their share, split
-evenly); slow answers come on top (``slow``). Which request gets which fault
+evenly); slow answers come on top (``slow``). While :attr:`FlakyProxy.outage`
+is set, every write (PUT, POST) is answered 503 SlowDown: a store that has
+stopped taking writes, as when a quota is reached. Which request gets which fault
 is drawn from a seeded generator, so a run is reproducible up to the order
 in which concurrent requests arrive. Counts per kind are kept in
 :attr:`FlakyProxy.counts`.
@@ -54,6 +56,7 @@ class FlakyProxy:
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.counts: Counter = Counter()
+        self.outage = False
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -65,6 +68,9 @@ class FlakyProxy:
             def handle_any(self):
                 body = self.read_body()
                 fault = proxy.draw()
+                if proxy.outage and self.command in ("PUT", "POST"):
+                    proxy.counts["outage"] += 1
+                    return self.answer_error("slowdown")
                 if fault in ("error_before", "slowdown"):
                     return self.answer_error(fault)
                 if fault == "slow":
@@ -146,7 +152,7 @@ class FlakyProxy:
 
     @property
     def failed(self) -> int:
-        """Requests answered with an error (before or after the store saw them)."""
+        """Requests answered with an error (before or after the store saw them; outages aside)."""
         return sum(self.counts[k] for k in FAULTS)
 
     def start(self) -> "FlakyProxy":
