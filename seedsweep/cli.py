@@ -19,7 +19,7 @@ import sys
 
 from study import check, compact
 from study.claimsfile import read_claims
-from study.errors import EXIT_USER_ERROR, UserError
+from study.errors import EXIT_USER_ERROR, UserError, no_space
 from study.families import get_family
 from study.files import write_text
 from study.runner import load_study, run
@@ -338,9 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         # a full disk outside the trial store (which says more): files are written whole or not at all
-        where = exc.filename or "the output"
-        print(f"seedsweep: error: {where}: no space left on the device ({exc.strerror}); nothing half-written "
-              "was left. Free space on that filesystem, then run the same command again.", file=sys.stderr)
+        print(f"seedsweep: error: {no_space(exc, getattr(args, 'out', None))}", file=sys.stderr)
         return EXIT_USER_ERROR
 
 

@@ -7,7 +7,10 @@ written to disk before the input has been validated.
 
 from __future__ import annotations
 
-__all__ = ["UserError", "EXIT_USER_ERROR"]
+import os
+import shutil
+
+__all__ = ["UserError", "EXIT_USER_ERROR", "no_space"]
 
 EXIT_USER_ERROR = 2
 
@@ -32,3 +35,16 @@ class UserError(Exception):
         # Raised inside a Ray worker, the error is pickled back to the driver:
         # rebuild it from its three parts, not from ``args`` (the joined text).
         return (type(self), (self.where, self.problem, self.fix))
+
+
+def no_space(exc: OSError, fallback: str | None = None) -> UserError:
+    """The located message for a full disk met outside the trial store (which
+    says more, ``study.runner.disk_full``): the file, the free space, the fix."""
+    where = exc.filename or fallback or "the output"
+    try:
+        usage = shutil.disk_usage(os.path.dirname(os.path.abspath(where)))
+        room = f"; {usage.free / 2**20:.1f} MiB free of {usage.total / 2**20:.1f} MiB there"
+    except OSError:
+        room = ""
+    return UserError(str(where), f"no space left on the device ({exc.strerror}{room}); nothing half-written was "
+                     "left.", "Free space on that filesystem, then run the same command again.")

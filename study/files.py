@@ -34,26 +34,41 @@ def _temporary(path: Path) -> Path:
 
 def write_table(table: pa.Table, path: str | Path) -> None:
     """Write ``table`` to ``path`` as Parquet, atomically (temporary name, then rename)."""
-    path = Path(path)
-    tmp = _temporary(path)
-    try:
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    _atomic(path, lambda tmp: pq.write_table(table, tmp))
 
 
 def write_bytes(data: bytes, path: str | Path) -> None:
     """Write ``data`` to ``path`` atomically (temporary name, then rename)."""
+    _atomic(path, lambda tmp: tmp.write_bytes(data))
+
+
+def _atomic(path: str | Path, write) -> None:
+    """``write(tmp)`` to a temporary name beside ``path``, then rename it to
+    ``path``; on any failure the temporary file is removed and an ``OSError``
+    names ``path``."""
     path = Path(path)
     tmp = _temporary(path)
     try:
-        tmp.write_bytes(data)
+        write(tmp)
         os.replace(tmp, path)
+    except OSError as exc:
+        raise _named(exc, path) from exc
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _named(exc: OSError, path: Path) -> OSError:
+    """``exc`` naming the file it was writing (a failed ``write()`` names none), its errno kept.
+
+    >>> import errno
+    >>> e = _named(OSError(errno.ENOSPC, "No space left on device"), Path("/d/run/manifest.json"))
+    >>> e.errno == errno.ENOSPC, e.filename
+    (True, '/d/run/manifest.json')
+    """
+    if exc.filename is not None or exc.errno is None:
+        return exc
+    return type(exc)(exc.errno, exc.strerror, str(path))
 
 
 def write_text(text: str, path: str | Path) -> None:
