@@ -1,0 +1,153 @@
+"""Anytime-valid decisions: confidence sequences for adaptive studies.
+
+Pure functions (numpy only) for DESIGN.md, "Adaptive studies". A
+*confidence sequence* is a sequence of intervals [L_n, U_n], one after each
+observation, that holds at every n at once: P(exists n: mu not in [L_n, U_n])
+<= alpha. So a study may look after every configuration and stop whenever it
+likes, which a fixed-sample interval does not allow (peeking at one inflates
+its error many times over; ``tests/test_sequential.py`` measures both).
+
+The sequence here is the hedged betting sequence of Waudby-Smith & Ramdas
+(2023, JRSS-B, "Estimating means of bounded random variables by betting"),
+for observations in [0, 1]: for every candidate mean m, a gambler who bets
+that the mean is above m, and one who bets it is below, each start with
+capital 1 and stake a predictable fraction lambda_i of it on x_i - m. If m is
+the true mean, their averaged capital is a nonnegative martingale, so by
+Ville's inequality it reaches 1/alpha with probability at most alpha, ever.
+The sequence is the set of m whose capital is still below 1/alpha, on a grid,
+intersected over time (the running intersection is valid too and never widens).
+
+Stakes ("predictable plug-in", WSR 2023 eq. 26-27): lambda_i =
+sqrt(2 log(2/alpha) / (s2_{i-1} i log(1 + i))), with s2 a running variance
+estimate that starts at 1/4, truncated at c/m (betting up) and c/(1 - m)
+(betting down), c = 1/2, so that capital stays positive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["betting_cs", "Sequence", "decide", "share_units", "split_alpha", "GRID"]
+
+#: candidate means on [0, 1]; bounds are rounded outwards to this grid
+GRID = 2001
+#: the largest fraction of capital staked
+TRUNCATION = 0.5
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """A confidence sequence after each of ``n`` observations: ``lower[i]``
+    and ``upper[i]`` bound the mean after observations 0 … i, every i at once
+    with probability >= 1 - ``alpha``."""
+
+    lower: np.ndarray
+    upper: np.ndarray
+    alpha: float
+
+    @property
+    def n(self) -> int:
+        """How many observations the sequence has seen."""
+        return len(self.lower)
+
+    def last(self) -> tuple[float, float]:
+        """The interval after the last observation ((0, 1) before any)."""
+        return (float(self.lower[-1]), float(self.upper[-1])) if self.n else (0.0, 1.0)
+
+
+def stakes(x: np.ndarray, alpha: float) -> np.ndarray:
+    """The predictable plug-in stake before each observation (uses only earlier ones).
+
+    >>> [round(float(v), 3) for v in stakes(np.array([1.0, 0.0, 1.0]), 0.05)]
+    [6.525, 3.665, 2.238]
+    """
+    n = len(x)
+    i = np.arange(1, n + 1, dtype=float)
+    mean = (0.5 + np.cumsum(x)) / (i + 1)                      # mu-hat_i after observation i
+    prev_mean = np.concatenate([[0.5], mean[:-1]])
+    var = (0.25 + np.cumsum((x - prev_mean) ** 2)) / (i + 1)   # sigma-hat^2_i
+    prev_var = np.concatenate([[0.25], var[:-1]])
+    return np.sqrt(2.0 * np.log(2.0 / alpha) / (prev_var * i * np.log(1.0 + i)))
+
+
+def betting_cs(x, alpha: float, *, grid: int = GRID) -> Sequence:
+    """The hedged betting confidence sequence for the mean of ``x`` (values in [0, 1]).
+
+    >>> cs = betting_cs([1.0] * 30, 0.05)
+    >>> cs.last()[0] > 0.75, cs.last()[1]
+    (True, 1.0)
+    """
+    x = np.asarray(x, dtype=float)
+    if x.size and (np.isnan(x).any() or x.min() < 0 or x.max() > 1):
+        raise ValueError("betting_cs needs observations in [0, 1] (rescale first)")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    m = np.linspace(0.0, 1.0, grid)
+    if not x.size:
+        return Sequence(np.zeros(0), np.zeros(0), alpha)
+    lam = stakes(x, alpha)[:, None]
+    with np.errstate(divide="ignore"):
+        up = np.minimum(lam, TRUNCATION / m[None, :])           # betting that the mean is above m
+        down = np.minimum(lam, TRUNCATION / (1.0 - m[None, :]))  # … below m
+    diff = x[:, None] - m[None, :]
+    log_up = np.cumsum(np.log1p(up * diff), axis=0)
+    log_down = np.cumsum(np.log1p(-down * diff), axis=0)
+    # hedged capital: half the money on each side; reject m once it reaches 1/alpha
+    capital = 0.5 * np.exp(np.minimum(log_up, 700.0)) + 0.5 * np.exp(np.minimum(log_down, 700.0))
+    keep = capital < 1.0 / alpha
+    lower, upper = np.empty(len(x)), np.empty(len(x))
+    step = 1.0 / (grid - 1)
+    for t in range(len(x)):
+        kept = np.flatnonzero(keep[t])
+        if kept.size:
+            lower[t] = max(0.0, m[kept[0]] - step)               # outwards to the grid: never narrower
+            upper[t] = min(1.0, m[kept[-1]] + step)
+        else:                                                    # every m rejected: keep the last interval
+            lower[t], upper[t] = (lower[t - 1], upper[t - 1]) if t else (0.0, 1.0)
+    lower, upper = np.maximum.accumulate(lower), np.minimum.accumulate(upper)
+    upper = np.maximum(upper, lower)                            # an empty intersection collapses to a point
+    return Sequence(lower, upper, alpha)
+
+
+def split_alpha(alpha: float, sequences: int) -> float:
+    """alpha' for each of ``sequences`` tracked sequences (a union bound:
+    all of them hold together with probability >= 1 - alpha).
+
+    >>> split_alpha(0.05, 10)
+    0.005
+    """
+    if sequences < 1:
+        raise ValueError("at least one sequence")
+    return alpha / sequences
+
+
+def share_units(a, b) -> np.ndarray:
+    """Per-configuration win units for the share statistic: 1 where A beat B,
+    ½ on a tie, 0 where B won.
+
+    >>> share_units([0.9, 0.5, 0.1], [0.1, 0.5, 0.9]).tolist()
+    [1.0, 0.5, 0.0]
+    """
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return np.where(a > b, 1.0, np.where(a < b, 0.0, 0.5))
+
+
+def decide(lower: float, upper: float, *, centre: float, delta: float) -> str:
+    """The decision an interval allows about a mean against ``centre``
+    (½ for a win share, 0 for a mean difference) with margin ``delta``:
+    'A better', 'B better', 'equivalent' (inside centre ± delta) or 'undecided'.
+
+    >>> decide(0.56, 0.71, centre=0.5, delta=0.05), decide(0.47, 0.52, centre=0.5, delta=0.05)
+    ('A better', 'equivalent')
+    >>> decide(0.40, 0.58, centre=0.5, delta=0.05)
+    'undecided'
+    """
+    if lower > centre:
+        return "A better"
+    if upper < centre:
+        return "B better"
+    if centre - delta <= lower and upper <= centre + delta:
+        return "equivalent"
+    return "undecided"

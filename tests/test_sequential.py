@@ -1,0 +1,115 @@
+"""analysis.sequential: confidence sequences that hold at every look.
+
+Oracles are computed another way than the code under test: the capital of
+one candidate mean by a plain Python loop over the observations, coverage by
+simulation against the true mean (and a fixed-sample interval peeked at
+after every observation, which must fail where the sequence holds), and
+decisions by hand.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from analysis.sequential import GRID, betting_cs, decide, share_units, split_alpha, stakes
+
+
+def capital_by_hand(x: list[float], m: float, alpha: float) -> list[float]:
+    """The hedged capital for the candidate mean m after each observation,
+    one bet at a time (the stakes from the formula in the module docstring)."""
+    up = down = 1.0
+    total, squares, out = 0.0, 0.0, []
+    prev_mean, prev_var = 0.5, 0.25
+    for i, xi in enumerate(x, start=1):
+        lam = math.sqrt(2 * math.log(2 / alpha) / (prev_var * i * math.log(1 + i)))
+        up *= 1 + min(lam, 0.5 / m if m > 0 else math.inf) * (xi - m)
+        down *= 1 - min(lam, 0.5 / (1 - m) if m < 1 else math.inf) * (xi - m)
+        out.append(0.5 * up + 0.5 * down)
+        total += xi
+        squares += (xi - prev_mean) ** 2
+        prev_mean, prev_var = (0.5 + total) / (i + 1), (0.25 + squares) / (i + 1)
+    return out
+
+
+def test_the_sequence_keeps_exactly_the_means_whose_capital_stays_below_one_over_alpha():
+    rng = np.random.default_rng(4)
+    x = rng.beta(2, 5, size=60).tolist()
+    alpha = 0.1
+    cs = betting_cs(x, alpha)
+    grid = np.linspace(0, 1, GRID)
+    for m in grid[::50]:
+        capital = capital_by_hand(x, float(m), alpha)
+        ever_rejected = [any(c >= 1 / alpha for c in capital[: t + 1]) for t in range(len(x))]
+        for t in (4, 19, 59):
+            inside = cs.lower[t] <= m <= cs.upper[t]
+            # a mean rejected at some look is outside from then on (the running intersection),
+            # one never rejected is inside (up to the one grid step the bounds are rounded outwards)
+            if not ever_rejected[t]:
+                assert inside, (m, t, cs.lower[t], cs.upper[t])
+            elif cs.lower[t] + 1 / (GRID - 1) < m < cs.upper[t] - 1 / (GRID - 1):
+                pytest.fail(f"m={m} was rejected by observation {t} but lies inside ({cs.lower[t]}, {cs.upper[t]})")
+
+
+def test_the_stakes_match_the_formula_by_hand():
+    x = [1.0, 0.0, 1.0, 1.0]
+    by_hand, mean, var, total, squares = [], 0.5, 0.25, 0.0, 0.0
+    for i, xi in enumerate(x, start=1):
+        by_hand.append(math.sqrt(2 * math.log(2 / 0.05) / (var * i * math.log(1 + i))))
+        total += xi
+        squares += (xi - mean) ** 2
+        mean, var = (0.5 + total) / (i + 1), (0.25 + squares) / (i + 1)
+    assert stakes(np.array(x), 0.05) == pytest.approx(by_hand)
+
+
+def test_looking_after_every_observation_the_sequence_holds_and_a_peeked_z_interval_does_not():
+    """400 studies of 300 observations each (Bernoulli(0.3), like a win share
+    of 0.3), looked at after every one: the share of studies in which the
+    true mean ever leaves the interval. The sequence's must stay within alpha
+    (0.1, plus three binomial standard errors of the simulation); a 90 %
+    z-interval recomputed at every look leaves it far more often."""
+    rng = np.random.default_rng(11)
+    alpha, mu, studies, n = 0.1, 0.3, 400, 300
+    cs_miss = z_miss = 0
+    for _ in range(studies):
+        x = rng.binomial(1, mu, size=n).astype(float)
+        cs = betting_cs(x, alpha, grid=401)
+        cs_miss += bool(((cs.lower > mu) | (cs.upper < mu)).any())
+        k = np.arange(1, n + 1)
+        mean = np.cumsum(x) / k
+        half = 1.645 * np.sqrt(np.maximum(mean * (1 - mean), 1e-12) / k)
+        z_miss += bool((np.abs(mean - mu) > half)[9:].any())        # from the 10th look on
+    slack = 3 * math.sqrt(alpha * (1 - alpha) / studies)
+    assert cs_miss / studies <= alpha + slack, cs_miss
+    assert z_miss / studies > 2 * alpha, z_miss
+    print(f"ever outside: confidence sequence {cs_miss}/{studies}, peeked z-interval {z_miss}/{studies}")
+
+
+def test_the_sequence_narrows_and_never_widens():
+    rng = np.random.default_rng(2)
+    cs = betting_cs(rng.uniform(0.4, 0.6, size=400), 0.05)
+    width = cs.upper - cs.lower
+    assert (np.diff(cs.lower) >= 0).all() and (np.diff(cs.upper) <= 0).all()
+    assert width[-1] < 0.1 < width[9]
+    assert cs.lower[-1] <= 0.5 <= cs.upper[-1]
+
+
+def test_decisions_and_units_by_hand():
+    assert decide(0.51, 0.60, centre=0.5, delta=0.05) == "A better"
+    assert decide(0.30, 0.49, centre=0.5, delta=0.05) == "B better"
+    assert decide(0.46, 0.55, centre=0.5, delta=0.05) == "equivalent"
+    assert decide(0.44, 0.55, centre=0.5, delta=0.05) == "undecided"
+    assert decide(-0.02, 0.01, centre=0.0, delta=0.02) == "equivalent"
+    assert share_units([0.7, 0.7, 0.2], [0.6, 0.7, 0.3]).tolist() == [1.0, 0.5, 0.0]
+    assert split_alpha(0.05, 4) == 0.0125
+    # ten wins in a row at alpha 0.05 decide for A; five do not yet
+    assert decide(*betting_cs([1.0] * 10, 0.05).last(), centre=0.5, delta=0.0) == "A better"
+    assert decide(*betting_cs([1.0] * 5, 0.05).last(), centre=0.5, delta=0.0) == "undecided"
+
+
+@pytest.mark.parametrize("bad", [[1.2], [-0.1], [float("nan")]])
+def test_observations_outside_zero_one_are_refused(bad):
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        betting_cs(bad, 0.05)
