@@ -120,16 +120,19 @@ def run_local(args) -> dict:
             return sum(1 for k, v in seen.items() if rows.get(k) != v)
 
         plan = ["kill"] * args.kills + ["fill", "finish"]
-        for i, event in enumerate(plan):
+        # each fault lands once the study holds a random number of trials, spread over 5-90 % of it
+        marks = sorted(rng.sample(range(len(grid) // 20, len(grid) * 9 // 10), args.kills + 1)) + [len(grid)]
+        for i, (event, mark) in enumerate(zip(plan, marks)):
             tag, ray_tmp = f"soak-{os.getpid()}-{i}", tempfile.mkdtemp(prefix="sk-", dir="/tmp")
             before = stored_rows(out)
             proc = launch(tag, ray_tmp)
             record = {"event": event, "stored_before": len(before)}
             if event != "finish":
-                deadline = time.monotonic() + 300
-                while count(out) <= len(before) and proc.poll() is None and time.monotonic() < deadline:
-                    time.sleep(0.1)                     # until this run has stored its first trial
-                time.sleep(rng.uniform(0.0, 6.0 if event == "kill" else 2.0))
+                record["mark"] = mark
+                deadline = time.monotonic() + 900
+                while count(out) < mark and proc.poll() is None and time.monotonic() < deadline:
+                    time.sleep(0.1)                     # until the study holds `mark` trials
+                time.sleep(rng.uniform(0.0, 0.5))
                 if event == "kill":
                     proc.kill()
                     record["moment_stored"] = count(out)
@@ -266,6 +269,13 @@ def main() -> None:
         found["s3"] = run_s3(args)
         print(json.dumps(found["s3"], indent=1))
     if args.json:
+        # a run of one phase keeps the other phase's figures already in the file (each with its command)
+        kept = json.loads(args.json.read_text()) if args.json.is_file() else {}
+        for phase in ("local", "s3"):
+            if phase in found:
+                found[phase]["command"] = found["command"]
+            elif phase in kept:
+                found[phase] = kept[phase]
         args.json.write_text(json.dumps(found, indent=2) + "\n")
 
 
