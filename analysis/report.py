@@ -19,6 +19,7 @@ import pandas as pd
 
 from study.files import write_text
 
+from .decisions import study_decisions
 from .imported import read_import_spec
 from .insights import compute
 from .ledger import ledger, ledger_tables
@@ -98,6 +99,9 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
     led = ledger(run_dir, df, specs, results, seed=seed)
     if led is not None:                      # the sealed claims and their verdicts come first
         parts = [t.render(fmt, title=title) for title, t in ledger_tables(led)] + parts
+    decided = study_decisions(run_dir, df)
+    if decided is not None:                  # an adaptive study's decisions come before everything
+        parts = [decided.render(fmt, title="Decisions")] + parts
     return "\n\n".join(parts) + "\n"
 
 

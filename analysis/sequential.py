@@ -29,12 +29,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["betting_cs", "Sequence", "decide", "share_units", "split_alpha", "GRID"]
+__all__ = ["asymptotic_cs", "betting_cs", "bounded_cs", "Sequence", "decide", "share_units", "split_alpha", "GRID",
+           "MIN_ASYMPTOTIC", "OPTIMISE_AT"]
 
 #: candidate means on [0, 1]; bounds are rounded outwards to this grid
 GRID = 2001
 #: the largest fraction of capital staked
 TRUNCATION = 0.5
+#: the asymptotic sequence is tightest near this many observations (its rho is tuned there)
+OPTIMISE_AT = 100
+#: the asymptotic sequence gives no bound before this many observations (a variance
+#: estimated from fewer can be 0: an all-wins start would decide at once)
+MIN_ASYMPTOTIC = 10
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,56 @@ def betting_cs(x, alpha: float, *, grid: int = GRID) -> Sequence:
     lower, upper = np.maximum.accumulate(lower), np.minimum.accumulate(upper)
     upper = np.maximum(upper, lower)                            # an empty intersection collapses to a point
     return Sequence(lower, upper, alpha)
+
+
+def asymptotic_cs(x, alpha: float, *, optimise_at: int = OPTIMISE_AT,
+                  min_n: int = MIN_ASYMPTOTIC) -> Sequence:
+    """The asymptotic confidence sequence for the mean of ``x`` (any real
+    values; Waudby-Smith, Arnold, Wu, Howard & Ramdas 2021, "Time-uniform
+    central limit theory", the Gaussian-mixture boundary), with the running
+    intersection. Its coverage holds as n grows, not at every n: see
+    ``tests/test_sequential.py`` for the rates measured at 10 … 300.
+
+    With the sample mean m_t and standard deviation s_t of the first t values,
+    the normal-mixture martingale of the standardised sum crosses 1/alpha only
+    when |m_t - mu| > s_t * sqrt(2 (t rho^2 + 1) / (t^2 rho^2) * log(sqrt(t rho^2 + 1) / alpha)),
+    rho^2 = (-2 log alpha + log(-2 log alpha + 1)) / ``optimise_at``. Before
+    ``min_n`` values the interval is (-inf, inf).
+
+    >>> cs = asymptotic_cs([0.1, -0.1] * 50, 0.05)
+    >>> round(cs.last()[0], 3), round(cs.last()[1], 3)
+    (-0.03, 0.031)
+    """
+    x = np.asarray(x, dtype=float)
+    if x.size and not np.isfinite(x).all():
+        raise ValueError("asymptotic_cs needs finite observations")
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    t = np.arange(1, len(x) + 1, dtype=float)
+    mean = np.cumsum(x) / t
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = (np.cumsum(x * x) - t * mean * mean) / (t - 1)        # the sample variance, ddof 1
+    sd = np.sqrt(np.maximum(np.nan_to_num(var), 0.0))
+    rho2 = (-2 * np.log(alpha) + np.log(-2 * np.log(alpha) + 1)) / optimise_at
+    radius = sd * np.sqrt(2 * (t * rho2 + 1) / (t * t * rho2) * np.log(np.sqrt(t * rho2 + 1) / alpha))
+    radius[t < max(min_n, 2)] = np.inf
+    lower = np.maximum.accumulate(mean - radius) if x.size else np.zeros(0)
+    upper = np.minimum.accumulate(mean + radius) if x.size else np.zeros(0)
+    upper = np.maximum(upper, lower)
+    return Sequence(lower, upper, alpha)
+
+
+def bounded_cs(x, alpha: float, lo: float, hi: float, *, grid: int = GRID) -> Sequence:
+    """:func:`betting_cs` for values known to lie in [lo, hi], on their own scale.
+
+    >>> cs = bounded_cs([0.5] * 40, 0.05, -1.0, 1.0)
+    >>> bool(cs.lower[-1] > 0.0)
+    True
+    """
+    x = np.asarray(x, dtype=float)
+    span = hi - lo
+    cs = betting_cs(np.clip((x - lo) / span, 0.0, 1.0), alpha, grid=grid)
+    return Sequence(lo + cs.lower * span, lo + cs.upper * span, alpha)
 
 
 def split_alpha(alpha: float, sequences: int) -> float:

@@ -17,6 +17,7 @@ import os
 import secrets
 import sys
 
+from seedsweep.adaptive import add_replay, run_adaptive
 from study import check, compact
 from study.claimsfile import read_claims
 from study.errors import EXIT_USER_ERROR, UserError, no_space
@@ -60,6 +61,8 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_run(args) -> int:
+    if load_study(args.space).until is not None:
+        return run_adaptive(args)          # waves until every comparison is decided
     summary = run(args.space, args.out, address=args.address, retry_failed=args.retry_failed,
                   num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
     print(summary.line(), file=sys.stderr)
@@ -270,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "default: standard output, the counts on standard error")
     p.set_defaults(func=_cmd_testbed)
 
+    add_replay(sub)
     p = sub.add_parser("status", help="summarise a run directory")
     p.add_argument("dir")
     p.set_defaults(func=_cmd_status)

@@ -11,12 +11,13 @@ same command resumes. Ray itself is handled by :mod:`study.session`.
 
 from __future__ import annotations
 
+
 import json
 import os
 import shutil
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -115,8 +116,11 @@ def plan_study(space: Space) -> tuple[pa.Table, list[TrialSpec]]:
 def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str | None = None,
         retry_failed: bool = False, num_cpus: int | None = None, ray_temp_dir: str | None = None,
         stream: TextIO | None = None, command: list[str] | None = None, claims: str | os.PathLike | None = None,
-        supersede: str | None = None) -> RunSummary:
+        supersede: str | None = None, samples: int | None = None) -> RunSummary:
     """Run (or resume) the study of ``space_path`` into the run directory ``out``.
+
+    ``samples``: run this many configurations instead of the file's (an
+    adaptive study's waves, :mod:`study.waves`; the same sampler stream).
 
     ``claims``: a claims file sealed into the run directory before the first
     trial starts (:mod:`study.sealing`); a file that differs from claims
@@ -133,6 +137,8 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     """
     stream = stream or sys.stderr
     space = load_study(space_path)
+    if samples is not None:
+        space = replace(space, samples=samples)
     configs, grid = plan_study(space)
     out = out if is_uri(str(out)) else Path(out)
     if address:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .schema import RESERVED_NAMES, Scalar, Train
+from .until import Until
 
 __all__ = [
     "Param",
@@ -32,7 +33,8 @@ __all__ = [
 ]
 
 REQUIRED_KEYS = ("name", "family", "samples", "seeds", "compare")
-OPTIONAL_KEYS = ("task", "sampler_seed", "sampler", "space", "fixed", "train", "resources", "evaluate", "tau")
+OPTIONAL_KEYS = ("task", "sampler_seed", "sampler", "space", "fixed", "train", "resources", "evaluate", "tau",
+                 "until")
 TRAIN_KEYS = ("max_epochs", "patience", "metric", "mode", "timeout_s", "retries", "vectorize_seeds")
 RESOURCE_KEYS = ("cpu", "gpu", "per_group")
 DISTRIBUTIONS = ("choice", "uniform", "loguniform", "int")
@@ -122,6 +124,7 @@ class Space:
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
     evaluate: tuple[str, ...] = ()      # test beds and (text, label) files every trial scores (eval_<name>)
     tau: float = 0.1                    # the robustness table's τ (DESIGN.md, "Test beds and robustness")
+    until: Until | None = None          # an adaptive study's stopping settings (study.until), None: a fixed size
 
     @property
     def sha256(self) -> str:

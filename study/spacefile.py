@@ -27,6 +27,7 @@ from .errors import UserError
 from .families import get_family
 from .space import OPTIONAL_KEYS, REQUIRED_KEYS, SAMPLERS, Space
 from .spacecheck import SpaceValidator
+from .until import parse_until
 
 __all__ = ["load_space", "parse_space"]
 
@@ -127,10 +128,16 @@ def parse_space(text: str, path: str = "<string>") -> Space:
     resources = v.resources(mapping.get("resources", {}) or {})
     evaluate = v.evaluate(mapping.get("evaluate", []) or [])
     tau = v.tau(mapping.get("tau", 0.1))
+    until = None
+    if "until" in mapping:
+        per_config = sum(len(opts) for _, opts in compare) * len(seeds)
+        until = parse_until(v, mapping["until"], family=family, samples=samples, compare=compare,
+                            trials_per_config=per_config)
     space = Space(
         path=path, text=text, name=name, family=family, samples=samples, seeds=seeds,
         compare=compare, task=dict(task), sampler_seed=sampler_seed, sampler=sampler,
         params=params, fixed=fixed, train=train, resources=resources, raw=mapping, evaluate=evaluate, tau=tau,
+        until=until,
     )
     fam.validate(space)
     if train.vectorize_seeds and not getattr(fam, "vectorizes", False):

@@ -14,7 +14,10 @@ import math
 import numpy as np
 import pytest
 
-from analysis.sequential import GRID, betting_cs, decide, share_units, split_alpha, stakes
+from scipy import stats
+
+from analysis.sequential import (GRID, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha,
+                                 stakes)
 
 
 def capital_by_hand(x: list[float], m: float, alpha: float) -> list[float]:
@@ -113,3 +116,104 @@ def test_decisions_and_units_by_hand():
 def test_observations_outside_zero_one_are_refused(bad):
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         betting_cs(bad, 0.05)
+
+
+# --- error control of whole decisions, by simulation (DESIGN.md, "Adaptive studies") --------------
+# Each replication is a study looked at after every configuration. A *false* declaration is a
+# decision the truth contradicts ("A better" when A is not, "B better" when B is not). The oracle
+# beside the sequences is a paired t-test recomputed at every look (scipy), which a sequential
+# study may not use: it must exceed alpha in the same simulation, so the check can tell them apart.
+REPS = 2000
+
+
+def ever_false(lower, upper, *, centre, truth):
+    """Per replication (rows): did any look declare a better option that truth says is not better?"""
+    a_wrong = (lower > centre) & (truth <= centre)
+    b_wrong = (upper < centre) & (truth >= centre)
+    return (a_wrong | b_wrong).any(axis=-1)
+
+
+def peeked_t_false(units, *, centre, truth, alpha, first=5):
+    """The same question for a two-sided t-test at level alpha recomputed after every look."""
+    n = np.arange(1, units.shape[1] + 1)
+    mean = np.cumsum(units, axis=1) / n
+    var = (np.cumsum(units ** 2, axis=1) - n * mean ** 2) / np.maximum(n - 1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tstat = (mean - centre) / np.sqrt(var / n)
+    crit = stats.t.ppf(1 - alpha / 2, np.maximum(n - 1, 1))
+    looks = n >= first
+    a = (tstat > crit) & looks & (truth <= centre)
+    b = (tstat < -crit) & looks & (truth >= centre)
+    return (a | b).any(axis=1)
+
+
+def limit(alpha, reps=REPS):
+    return alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
+
+
+def test_no_difference_the_share_sequence_declares_falsely_at_most_alpha_and_a_peeked_t_test_more():
+    rng = np.random.default_rng(30)
+    alpha, n = 0.1, 150
+    units = rng.binomial(1, 0.5, size=(REPS, n)).astype(float)     # each configuration won by A or B alike
+    bounds = [betting_cs(u, alpha, grid=201) for u in units]
+    lower, upper = np.array([b.lower for b in bounds]), np.array([b.upper for b in bounds])
+    cs_rate = ever_false(lower, upper, centre=0.5, truth=0.5).mean()
+    t_rate = peeked_t_false(units, centre=0.5, truth=0.5, alpha=alpha).mean()
+    print(f"share, no difference: confidence sequence {cs_rate:.4f}, peeked t-test {t_rate:.4f} (alpha {alpha})")
+    assert cs_rate <= limit(alpha)
+    assert t_rate > limit(alpha)
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.004])
+def test_a_mean_difference_inside_the_margin_is_never_falsely_declared_beyond_alpha(mu):
+    """Scores in [0, 1], differences about a point apart (sd 0.02) and a true
+    difference of 0 or 0.4 points (inside a margin of 1 point)."""
+    rng = np.random.default_rng(31)
+    alpha, n = 0.1, 150
+    d = np.clip(mu + 0.02 * rng.standard_t(5, size=(REPS, n)), -1, 1)
+    bounds = [bounded_cs(u, alpha, -1.0, 1.0, grid=201) for u in d]
+    lower, upper = np.array([b.lower for b in bounds]), np.array([b.upper for b in bounds])
+    cs_rate = ever_false(lower, upper, centre=0.0, truth=mu).mean()
+    t_rate = peeked_t_false(d, centre=0.0, truth=mu, alpha=alpha).mean()
+    print(f"mean, true difference {mu}: confidence sequence {cs_rate:.4f}, peeked t-test {t_rate:.4f}")
+    assert cs_rate <= limit(alpha)
+    if mu == 0.0:
+        assert t_rate > limit(alpha)
+
+
+def test_three_options_on_two_tasks_hold_alpha_together():
+    """Six sequences (three pairs of options, two tasks), alpha split six ways:
+    the share of studies with any false declaration among all six."""
+    rng = np.random.default_rng(32)
+    alpha, n = 0.1, 100
+    alpha_each = split_alpha(alpha, 6)
+    scores = rng.normal(size=(REPS, 2, 3, n))              # replication, task, option, configuration
+    false_any = np.zeros(REPS, dtype=bool)
+    for task in range(2):
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            units = share_units(scores[:, task, a], scores[:, task, b])
+            bounds = [betting_cs(u, alpha_each, grid=201) for u in units]
+            lower, upper = np.array([x.lower for x in bounds]), np.array([x.upper for x in bounds])
+            false_any |= ever_false(lower, upper, centre=0.5, truth=0.5)
+    print(f"3 options x 2 tasks, no difference: family-wise false declarations {false_any.mean():.4f}")
+    assert false_any.mean() <= limit(alpha)
+
+
+def test_the_asymptotic_sequence_rate_per_sample_size():
+    """The asymptotic sequence holds as n grows, not at every n: its rate of
+    false declarations by 10, 30, 100 and 300 configurations, with heavy-tailed
+    differences (t with 3 degrees of freedom) and with win units."""
+    rng = np.random.default_rng(33)
+    alpha, n = 0.1, 300
+    rates = {}
+    for name, units in (("t3 differences", rng.standard_t(3, size=(REPS, n))),
+                        ("win units", rng.binomial(1, 0.5, size=(REPS, n)).astype(float))):
+        centre = 0.5 if name == "win units" else 0.0
+        bounds = [asymptotic_cs(u, alpha) for u in units]
+        lower, upper = np.array([x.lower for x in bounds]), np.array([x.upper for x in bounds])
+        rates[name] = {k: float(ever_false(lower[:, :k], upper[:, :k], centre=centre, truth=centre).mean())
+                       for k in (10, 30, 100, 300)}
+    print(f"asymptotic sequence, false declarations by n (alpha {alpha}): {rates}")
+    for per_n in rates.values():
+        assert list(per_n.values()) == sorted(per_n.values())      # "ever by n" only grows
+        assert per_n[300] <= limit(alpha)

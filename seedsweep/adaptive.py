@@ -1,0 +1,81 @@
+"""The command line of adaptive studies: ``seedsweep run`` of a study file
+with ``until:`` (the engine's waves, :mod:`study.waves`, asking the
+decisions of :mod:`analysis.decisions` after each), and ``seedsweep replay
+DIR --until FILE``, which feeds a finished or imported study's
+configurations in their stored order through the same decisions.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+from study.errors import UserError
+from study.runner import load_study
+from study.spacecheck import SpaceValidator
+from study.store import RunDir
+from study.until import parse_until
+from study.waves import run_until
+
+__all__ = ["run_adaptive", "add_replay", "read_until"]
+
+
+def run_adaptive(args) -> int:
+    """``seedsweep run`` of an adaptive study: waves until decided, then the tables."""
+    import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from analysis.decisions import WavePolicy   # (the same stack)
+
+    space = load_study(args.space)
+    policy = WavePolicy(space.until, seeds=len(space.seeds))
+    waves = run_until(args.space, args.out, policy, address=args.address, retry_failed=args.retry_failed,
+                      num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
+    print(waves.last.line(), file=sys.stderr)
+    if waves.stopped is None:
+        return 1
+    print(f"[seedsweep] stopped after {waves.samples} configurations: {waves.stopped}", file=sys.stderr)
+    if not args.quiet:                     # the report's Decisions section comes first
+        print(analysis.report(args.out))
+    return 0
+
+
+def read_until(path: str | Path, options: dict[str, list[str]], family: str):
+    """The ``until:`` settings of ``path`` (a study file with ``until:``, or
+    the ``until`` mapping alone) for a replay over ``options``; no budget needed."""
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise UserError(str(path), f"cannot read the file ({exc.strerror}).", "Give an existing YAML file.") from None
+    except yaml.YAMLError as exc:
+        raise UserError(str(path), f"this is not valid YAML: {exc}.", "Fix the syntax at that place.") from None
+    if isinstance(raw, dict) and "until" in raw:
+        raw = raw["until"]
+    compare = tuple((c, tuple(o)) for c, o in options.items())
+    return parse_until(SpaceValidator(str(path)), raw, family=family, samples=1, compare=compare,
+                       trials_per_config=1, need_budget=False)
+
+
+def _cmd_replay(args) -> int:
+    import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from analysis.decisions import replay_markdown, track   # (the same stack)
+
+    rd = RunDir(args.dir)
+    rd.require()
+    specs, results = analysis.comparisons_of(args.dir)
+    family = str(rd.manifest().get("family") or "imported")
+    until = read_until(args.until, {s.choice: list(s.options or []) for s in specs}, family)
+    tracked = track(analysis.load(args.dir), until, specs, results, where=str(args.dir))
+    print(replay_markdown(tracked, until))
+    return 0
+
+
+def add_replay(sub) -> None:
+    """Register ``seedsweep replay`` on the command line's subparsers."""
+    p = sub.add_parser("replay", help="feed a finished or imported study through an until: block's decisions "
+                       "and print where each comparison would have stopped")
+    p.add_argument("dir", help="a run directory (run or imported)")
+    p.add_argument("--until", required=True, metavar="FILE",
+                   help="a YAML file holding an until: block (or a study file with one)")
+    p.set_defaults(func=_cmd_replay)

@@ -1,0 +1,178 @@
+"""Adaptive studies (``until:``): the engine's waves stop when every
+comparison is decided, a SIGKILLed driver resumes to the same trials and
+decisions, a bad ``until:`` exits 2 naming its key with nothing written, a
+score outside the declared range stops the study with its rows kept, and a
+replay of the imported R&G results decides from the stored configurations."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import numpy as np
+import pytest
+
+import analysis
+from analysis.decisions import track, units
+from seedsweep.adaptive import read_until
+from study.errors import UserError
+from study.spacefile import parse_space
+from study.store import RunDir
+from tests.conftest import REPO, kill_tagged, wait_gone
+from tests.test_claims import RG_CSV
+from tests.test_kill import stored
+
+STUDY = """
+name: adaptive
+family: synthetic
+samples: 4
+seeds: 1
+compare: {classifier: [softmax, crf]}
+space: {units: {choice: [25, 50, 100]}, lr: {loguniform: [1.0e-3, 1.0e-1]}}
+task: {effects: {classifier: {crf: 0.03}}, noise: 0.002, epoch_noise: 0.0}
+fixed: {epoch_seconds: 0.4}
+train: {max_epochs: 1, patience: 1}
+until: {budget: {samples: 40}, wave: 4}
+"""
+
+
+def seedsweep(*args, env=None, timeout=300):
+    return subprocess.run([sys.executable, "-m", "seedsweep", *args], cwd=REPO, capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def decisions_section(out) -> str:
+    text = analysis.report(out, n_bootstrap=50)
+    return text.split("\n\n**", 2)[0] + "\n" + text.split("\n\n**", 2)[1].split("\n\n")[0]
+
+
+def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the_same_decisions(tmp_path):
+    """CRF wins every configuration: at 95 % the betting sequence decides after
+    10 configurations, so the study stops at the look after the third wave
+    (12 configurations); a driver SIGKILLed during that wave resumes to the
+    same trials, scores and decisions."""
+    space = tmp_path / "adaptive.yaml"
+    space.write_text(STUDY)
+    tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssa-", dir="/tmp")
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    try:
+        r = seedsweep("run", str(space), "--out", str(whole), "--num-cpus", "2", env=env)
+        assert r.returncode == 0, r.stderr
+        assert "wave at 4 configurations: 0 of 1 decided" in r.stderr
+        assert "wave at 8 configurations: 0 of 1 decided" in r.stderr
+        assert "stopped after 12 configurations: every comparison decided (1)" in r.stderr
+        assert "24 trials in the study; ran 8, skipped 16" in r.stderr
+        assert r.stdout.startswith("**Decisions**")
+        assert "| classifier | softmax | crf | synthetic | 12 |" in r.stdout and "| B better | 10 |" in r.stdout
+
+        cmd = [sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(killed), "--num-cpus", "2",
+               "--quiet"]
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 240
+        while stored(killed) < 18 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the study ended before the third wave could be killed"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        at_kill = stored(killed)
+        assert 16 < at_kill < 24, at_kill                 # during the third wave
+        again = seedsweep("run", str(space), "--out", str(killed), "--num-cpus", "2", env=env)
+        assert again.returncode == 0, again.stderr
+        assert "stopped after 12 configurations: every comparison decided (1)" in again.stderr
+    finally:
+        wait_gone(tag, timeout=150, ray_tmp=ray_tmp, orphans=True)
+        kill_tagged(tag, ray_tmp)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    a, b = RunDir(whole).read_trials().to_pandas(), RunDir(killed).read_trials().to_pandas()
+    assert len(b) == b.trial_key.nunique() == 24, "every trial key once"
+    assert sorted(a.trial_key) == sorted(b.trial_key)
+    scores = a.set_index("trial_key").test_score, b.set_index("trial_key").test_score
+    assert (scores[0].sort_index() == scores[1].sort_index()).all(), "the same trials, the same scores"
+    assert decisions_section(whole) == decisions_section(killed)
+    # the oracle: the decision by hand -- CRF won each of the 12 configurations
+    df = analysis.load(whole)
+    wide = df.pivot(index="config_id", columns="option", values="test_score")
+    assert (wide["crf"] > wide["softmax"]).all() and len(wide) == 12
+
+
+@pytest.mark.parametrize("until, key", [
+    ("{delta: -0.1, budget: {samples: 40}}", "until.delta"),
+    ("{confidence: 1.5, budget: {samples: 40}}", "until.confidence"),
+    ("{confidence: 0, budget: {samples: 40}}", "until.confidence"),
+    ("{statistic: mean, range: [1, 0], budget: {samples: 40}}", "until.range"),
+    ("{range: [0.5, 0.5], budget: {samples: 40}}", "until.range"),
+    ("{decide: [optimizer], budget: {samples: 40}}", "until.decide"),
+    ("{budget: {samples: 2}}", "until.budget.samples"),
+    ("{budget: {trials: 4}}", "until.budget.trials"),
+    ("{budget: {}}", "until.budget"),
+    ("{budget: {samples: 40}, method: bayes}", "until.method"),
+    ("{budget: {samples: 40}, statistic: median}", "until.statistic"),
+    ("{budget: {samples: 40}, wave: 0}", "until.wave"),
+    ("{budget: {samples: 40}, stop: now}", "until.stop"),
+    ("{statistic: mean, budget: {samples: 40}}", "until.range"),        # synthetic scores have no known bounds
+    ("{budget: {samples: 40}, lever: auto}", "until.lever"),            # not built yet: said, not ignored
+])
+def test_a_bad_until_block_is_refused_naming_its_key(until, key):
+    text = re.sub(r"until: .*", f"until: {until}", STUDY)
+    with pytest.raises(UserError) as err:
+        parse_space(text, "s.yaml")
+    assert str(err.value).startswith(f"s.yaml: {key}"), str(err.value)
+
+
+def test_a_bad_until_block_exits_2_with_nothing_written(tmp_path):
+    space = tmp_path / "bad.yaml"
+    space.write_text(re.sub(r"until: .*", "until: {delta: -0.1, budget: {samples: 40}}", STUDY))
+    r = seedsweep("run", str(space), "--out", str(tmp_path / "out"))
+    assert r.returncode == 2 and "until.delta" in r.stderr and "negative" in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_score_outside_the_declared_range_stops_the_study_with_its_rows_kept(tmp_path):
+    space = tmp_path / "range.yaml"
+    space.write_text(re.sub(r"until: .*", "until: {statistic: mean, range: [0, 0.2], budget: {samples: 40}}",
+                            STUDY).replace("samples: 4\n", "samples: 2\n").replace("epoch_seconds: 0.4",
+                                                                                  "epoch_seconds: 0.0"))
+    out = tmp_path / "out"
+    r = seedsweep("run", str(space), "--out", str(out), "--num-cpus", "2",
+                  env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert r.returncode == 2, r.stderr
+    assert f"{out}: a stored test_score of" in r.stderr and "outside until.range [0.0, 0.2]" in r.stderr
+    assert stored(out) == 4                                   # the first wave's rows are kept
+
+
+@pytest.mark.skipif(not RG_CSV.is_file(), reason=f"R&G raw results not found at {RG_CSV} "
+                                                  "(set SEEDSWEEP_SHARED_DATA to the shared data folder)")
+def test_a_replay_of_the_rg_results_decides_from_their_configurations(tmp_path):
+    out = analysis.import_csv(RG_CSV, tmp_path / "rg")
+    until_file = tmp_path / "until.yaml"
+    until_file.write_text("until: {decide: [Decoder]}\n")
+    specs, results = analysis.comparisons_of(out)
+    until = read_until(until_file, {s.choice: list(s.options) for s in specs}, "imported")
+    df = analysis.load(out)
+    tracked = {t.task: t for t in track(df, until, specs, results)}
+    assert set(tracked) == {"POS", "Chunking", "NER", "Entities", "Events"}
+    for task, cmp in analysis.compare_tasks(df, "Decoder", options=["Softmax", "CRF"],
+                                            ignore=specs[0].ignore, results=results, n_bootstrap=10).items():
+        t = tracked[task]
+        # the oracle: compare's paired configurations and win share, computed by its own code path
+        assert t.n == cmp.n, task
+        assert np.mean(t.values) == pytest.approx(cmp.shares["Softmax"], abs=1e-9), task
+    spec = next(s for s in specs if s.choice == "Decoder")
+    pos = units(df, "Decoder", "Softmax", "CRF", ignore=spec.ignore, results=results)["POS"][1]
+    assert len(pos) == tracked["POS"].n
+    r = seedsweep("replay", str(out), "--until", str(until_file))
+    assert r.returncode == 0, r.stderr
+    for task, t in tracked.items():                      # the command prints what track() decides
+        then = "B better" if task != "Events" else "A better"           # R&G: CRF ahead except on Events
+        assert f"| Decoder | Softmax | CRF | {task} | {t.decided_at} | {then} |" in r.stdout, task
+        assert t.sequence.upper[t.decided_at - 1] < 0.5 if then == "B better" else t.sequence.lower[t.decided_at - 1] > 0.5
+        assert t.decided_at < t.n                        # decided before all its stored configurations
+    assert "| Decoder | Softmax | CRF | Chunking | 14 | B better |" in r.stdout
