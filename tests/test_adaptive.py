@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import analysis
-from analysis.decisions import track, units
+from analysis.decisions import WavePolicy, track, units
 from seedsweep.adaptive import read_until
 from study.errors import UserError
 from study.spacefile import parse_space
@@ -97,6 +97,10 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
     scores = a.set_index("trial_key").test_score, b.set_index("trial_key").test_score
     assert (scores[0].sort_index() == scores[1].sort_index()).all(), "the same trials, the same scores"
     assert decisions_section(whole) == decisions_section(killed)
+    # a look judges only the configurations run by then (a resume asks the first waves' questions again)
+    policy = WavePolicy(parse_space(STUDY, "s.yaml").until, seeds=1)
+    look = policy(str(whole), 8)
+    assert not look.stop and look.why == "0 of 1 decided" and policy.last[0].n == 8
     # the oracle: the decision by hand -- CRF won each of the 12 configurations
     df = analysis.load(whole)
     wide = df.pivot(index="config_id", columns="option", values="test_score")
