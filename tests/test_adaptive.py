@@ -17,6 +17,7 @@ import time
 import uuid
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import analysis
@@ -25,6 +26,7 @@ from seedsweep.adaptive import read_until
 from study.errors import UserError
 from study.spacefile import parse_space
 from study.store import RunDir
+from study.waves import hours_spent
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_claims import RG_CSV
 from tests.test_kill import stored
@@ -150,6 +152,25 @@ def test_a_score_outside_the_declared_range_stops_the_study_with_its_rows_kept(t
     assert r.returncode == 2, r.stderr
     assert f"{out}: a stored test_score of" in r.stderr and "outside until.range [0.0, 0.2]" in r.stderr
     assert stored(out) == 4                                   # the first wave's rows are kept
+
+
+def test_a_study_that_cannot_decide_stops_at_its_budget_and_says_so(tmp_path):
+    """No true difference: 2 + 2 configurations of budget cannot decide; the
+    study stops at the budget, exit 0, and the report says 'undecided at budget'."""
+    space = tmp_path / "budget.yaml"
+    space.write_text(re.sub(r"until: .*", "until: {budget: {samples: 4}, wave: 2}", STUDY)
+                     .replace("samples: 4\n", "samples: 2\n").replace("crf: 0.03", "crf: 0.0")
+                     .replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))
+    out = tmp_path / "out"
+    r = seedsweep("run", str(space), "--out", str(out), "--num-cpus", "2",
+                  env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert r.returncode == 0, r.stderr
+    assert "stopped after 4 configurations: budget spent: 4 configurations (8 trials)" in r.stderr
+    assert "| classifier | softmax | crf | synthetic | 4 |" in r.stdout and "| undecided at budget | – |" in r.stdout
+    # the hours budget's clock: the stored trials' span, by hand from the rows
+    df = analysis.load(out)
+    span = (pd.to_datetime(df.finished_at).max() - pd.to_datetime(df.started_at).min()).total_seconds() / 3600
+    assert hours_spent(str(out)) == pytest.approx(span) and 0 < span < 0.1
 
 
 @pytest.mark.skipif(not RG_CSV.is_file(), reason=f"R&G raw results not found at {RG_CSV} "
