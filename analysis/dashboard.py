@@ -28,11 +28,13 @@ from study.store import RunDir
 from . import figures as F
 from . import statfigures as SF
 from .dashaccess import require_token
+from .decisions import study_decided
 from .figurekit import empty_figure
 from .ledger import claims_figure
 from .liveview import Views, freeze_startup, keep_freed_memory, only_changed, signature
 from .load import study_tau
 from .robustness import robustness_figure, robustness_of
+from .seqfigure import sequence_figure
 from .specs import rows_where
 
 __all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
@@ -60,7 +62,7 @@ def trial_options(df, search: str | None, chosen: list[str] | None) -> list[str]
 
 
 #: The callbacks whose figures are sent only when they changed (:func:`only_changed`).
-DRAWN = ("claims", "robustness", "comparison", "insights", "importance", "single")
+DRAWN = ("claims", "sequence", "robustness", "comparison", "insights", "importance", "single")
 
 
 def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
@@ -97,6 +99,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
             html.Div(style=control, children=[html.Label("keep values"), dcc.Dropdown(
                 id="filter-values", options=[], multi=True, placeholder="all values")]),
         ]),
+        graph("sequence"),                       # an adaptive study's confidence sequences (hidden otherwise)
         html.Div(style=grid, children=[graph("winshares"), graph("distribution"), graph("differences"),
                                        graph("sigma"), graph("seed-distribution"), graph("seeds")]),
         graph("robustness"),
@@ -169,6 +172,16 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         fig = claims_figure(run_dir, view.df, view.specs, view.results)
         meta = fig.layout.meta
         return with_style(fig, meta.get("empty") and meta.get("sealed", True), shown)
+
+    @app.callback(Output("sequence", "figure"), Output("sequence", "style"), Output("drawn-sequence", "data"),
+                  Input("version", "data"), Input("choice", "value"), State("drawn-sequence", "data"))
+    @computing
+    def _sequence(version, choice, shown):
+        """The chosen choice's confidence sequences, live; hidden when the study has no until:."""
+        view = views.get(version)
+        spec = view.spec(choice)
+        decided = None if view.imported or spec is None else study_decided(run_dir, view.df)
+        return with_style(sequence_figure(decided, None if spec is None else spec.choice), decided is None, shown)
 
     @app.callback(Output("robustness", "figure"), Output("robustness", "style"), Output("drawn-robustness", "data"),
                   Input("version", "data"), Input("choice", "value"), State("drawn-robustness", "data"))

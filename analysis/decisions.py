@@ -31,7 +31,7 @@ from .specs import ComparisonSpec, rows_where
 from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha
 
 __all__ = ["Tracked", "track", "units", "WavePolicy", "decisions_markdown", "decisions_table", "replay_markdown",
-           "study_decisions"]
+           "study_decided", "study_decisions", "StudyDecisions"]
 
 
 @dataclass(frozen=True)
@@ -188,9 +188,23 @@ def decisions_markdown(tracked: list[Tracked], until: Until, *, budget_spent: bo
     return decisions_table(tracked, until, budget_spent=budget_spent).markdown("Decisions")
 
 
-def study_decisions(run_dir, df: pd.DataFrame) -> Table | None:
-    """The Decisions table of an adaptive run directory (its study file has
-    ``until:``), over the configurations it has run; None for other directories."""
+@dataclass(frozen=True)
+class StudyDecisions:
+    """An adaptive run directory's tracked sequences over the configurations
+    it has run, its ``until:`` settings and whether its budget is spent."""
+
+    tracked: list[Tracked]
+    until: Until
+    budget_spent: bool
+
+    def table(self) -> Table:
+        """The Decisions table (:func:`decisions_table`)."""
+        return decisions_table(self.tracked, self.until, budget_spent=self.budget_spent)
+
+
+def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
+    """The decisions of an adaptive run directory (its study file has
+    ``until:``); None for other directories."""
     if read_import_spec(run_dir) is not None:
         return None
     try:
@@ -206,7 +220,13 @@ def study_decisions(run_dir, df: pd.DataFrame) -> Table | None:
     until = space.until
     per_config = sum(len(o) for _, o in space.compare) * len(space.seeds)
     cap = min(until.budget_samples or 10**12, (until.budget_trials or 10**15) // per_config)
-    return decisions_table(tracked, until, budget_spent=samples >= cap)
+    return StudyDecisions(tracked, until, samples >= cap)
+
+
+def study_decisions(run_dir, df: pd.DataFrame) -> Table | None:
+    """The Decisions table of an adaptive run directory, None for other directories."""
+    decided = study_decided(run_dir, df)
+    return None if decided is None else decided.table()
 
 
 def replay_markdown(tracked: list[Tracked], until: Until) -> str:

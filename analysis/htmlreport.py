@@ -32,10 +32,12 @@ from study.sealing import verify
 from study.store import RunDir
 
 from . import figures as F
+from .decisions import study_decided
 from .insights import compute
 from .load import study_tau
 from .report import report
 from .robustness import robustness_figure, robustness_of
+from .seqfigure import sequence_figure
 from .statfigures import dominance_figure, evp_figure, importance_figure, parallel_figure
 from .trialfigures import learning_figure
 
@@ -98,6 +100,10 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
     if computed is None:
         computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
     out: list[tuple[str, str, object]] = [("Progress", "progress", F.progress_figure(view))]
+    decided = None if view.imported else study_decided(view.path, view.df)
+    for i, choice in enumerate(dict.fromkeys(t.choice for t in decided.tracked) if decided else ()):
+        out.append(("Decisions" if i == 0 else "", f"sequence-{slug(choice)}",     # an adaptive study's sequences
+                    sequence_figure(decided, choice, f"sequence-{slug(choice)}")))
     for spec in view.specs:
         by_task = computed.by_task[spec.name]
         stats = computed.stats[spec.name]

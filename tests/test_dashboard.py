@@ -24,6 +24,7 @@ import pytest
 
 import analysis
 from analysis.imported import import_csv
+from study.runner import load_study
 from tests.rundirs import write_synthetic_run
 from tests.test_address import free_port
 
@@ -808,3 +809,34 @@ def test_off_loopback_the_dashboard_needs_a_token_on_every_request(tmp_path, bro
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+# ------------------------------------------------- an adaptive study: its sequences, live and in the report
+
+def test_an_adaptive_studys_confidence_sequences_are_on_the_dashboard_and_in_the_report(tmp_path, browser,
+                                                                                           dashboard):
+    from analysis.decisions import track
+    from tests.test_adaptive import STUDY as ADAPTIVE
+
+    out = tmp_path / "run"
+    write_synthetic_run(out, ADAPTIVE.replace("samples: 4\n", "samples: 12\n").replace("epoch_seconds: 0.4",
+                                                                                      "epoch_seconds: 0.0"))
+    specs, results = analysis.comparisons_of(out)
+    until = load_study(out).until
+    expected = track(analysis.load(out), until, specs, results, seeds=1, upto=12)[0]
+    assert expected.decision == "B better" and expected.decided_at == 10          # CRF won every configuration
+    page = Page(browser)
+    page.page.goto(dashboard(out))
+    page.wait(FIGURE_READY, ["sequence", "winshares"])
+    meta = page.figure("sequence")["meta"]
+    assert meta["choice"] == "classifier" and len(meta["sequences"]) == 1
+    shown = meta["sequences"][0]
+    assert (shown["decision"], shown["decided_at"], shown["n"]) == ("B better", 10, 12)
+    assert shown["upper"] == pytest.approx(expected.sequence.upper.tolist())
+    assert page.errors == []
+    page.close()
+    html = tmp_path / "report.html"
+    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
+    text = html.read_text()
+    assert 'id="sequence-classifier"' in text and "<caption>Decisions</caption>" in text
+    assert text.index("<caption>Decisions</caption>") < text.index("<caption>classifier</caption>")
