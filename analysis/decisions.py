@@ -103,7 +103,8 @@ def units(df: pd.DataFrame, choice: str, a: str, b: str, *, score: str = "test_s
     return out
 
 
-def _sequence(values: np.ndarray, until: Until, alpha: float) -> Sequence:
+def sequence_for(values: np.ndarray, until: Until, alpha: float) -> Sequence:
+    """The confidence sequence ``until`` asks for over ``values`` (units) at ``alpha``."""
     if until.method == "asymptotic":
         return asymptotic_cs(values, alpha)
     if until.statistic == "share":
@@ -140,7 +141,7 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
     out = []
     for (c, a, b), tasks in per_pair.items():
         for task, (labels, values) in tasks.items():
-            cs = _sequence(values, until, alpha)
+            cs = sequence_for(values, until, alpha)
             steps = [decide(lo_, hi_, centre=centre, delta=until.delta) for lo_, hi_ in zip(cs.lower, cs.upper)]
             first = next((i + 1 for i, s in enumerate(steps) if s != "undecided"), None)
             out.append(Tracked(c, a, b, task, tuple(labels), cs, centre, until.delta,

@@ -8,6 +8,7 @@ configurations in their stored order through the same decisions.
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import yaml
@@ -71,8 +72,40 @@ def _cmd_replay(args) -> int:
     return 0
 
 
+def _cmd_plan(args) -> int:
+    import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from analysis.planning import plan, plan_table   # (the same stack)
+
+    space = load_study(args.space)
+    if space.until is None:
+        raise UserError(str(args.space), "the study file has no until: block, so there is nothing to plan.",
+                        "Add an until: block (see the README's 'Adaptive studies').")
+    until = replace(space.until, delta=args.delta) if args.delta is not None else space.until
+    rd = RunDir(args.pilot)
+    rd.require()
+    df = analysis.load(args.pilot)
+    specs, results = analysis.comparisons_of(args.pilot)
+    missing = [c for c in until.decide if c not in {s.choice for s in specs}]
+    if missing:
+        raise UserError(f"--pilot {args.pilot}", f"the pilot does not compare {', '.join(missing)}.",
+                        "Give a pilot run of the same study (its first wave).")
+    rows = plan(df, until, specs, results, seeds=len(space.seeds), reps=args.reps)
+    ok = df[df.status == "ok"]
+    seconds = float(ok.train_seconds.mean()) if "train_seconds" in ok and len(ok) else float("nan")
+    per_config = sum(len(o) for _, o in space.compare) * len(space.seeds)
+    print(plan_table(rows, trials_per_config=per_config, seconds_per_trial=seconds).markdown(
+        f"plan: {space.name} from the pilot {args.pilot} (margin {until.delta:g}, {until.confidence:.0%})"))
+    return 0
+
+
 def add_replay(sub) -> None:
-    """Register ``seedsweep replay`` on the command line's subparsers."""
+    """Register ``seedsweep replay`` and ``seedsweep plan`` on the command line's subparsers."""
+    p = sub.add_parser("plan", help="from a pilot run, the configurations a fixed and a sequential design need")
+    p.add_argument("space", help="the study file (with an until: block)")
+    p.add_argument("--pilot", required=True, metavar="DIR", help="a pilot run directory of the same study")
+    p.add_argument("--delta", type=float, help="the margin (default: until.delta)")
+    p.add_argument("--reps", type=int, default=200, help="resamples of the pilot for the sequential design")
+    p.set_defaults(func=_cmd_plan)
     p = sub.add_parser("replay", help="feed a finished or imported study through an until: block's decisions "
                        "and print where each comparison would have stopped")
     p.add_argument("dir", help="a run directory (run or imported)")

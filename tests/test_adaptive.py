@@ -201,3 +201,34 @@ def test_a_replay_of_the_rg_results_decides_from_their_configurations(tmp_path):
         assert t.sequence.upper[t.decided_at - 1] < 0.5 if then == "B better" else t.sequence.lower[t.decided_at - 1] > 0.5
         assert t.decided_at < t.n                        # decided before all its stored configurations
     assert "| Decoder | Softmax | CRF | Chunking | 14 | B better |" in r.stdout
+
+
+def test_plan_sizes_both_designs_from_a_pilot_and_the_fixed_sizes_reach_their_power(tmp_path):
+    from scipy import stats as st
+
+    from analysis.planning import fixed_configurations
+    from tests.rundirs import write_synthetic_run
+
+    pilot = tmp_path / "pilot"
+    write_synthetic_run(pilot, STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))   # CRF wins all 4
+    space = tmp_path / "s.yaml"
+    space.write_text(STUDY)
+    r = seedsweep("plan", str(space), "--pilot", str(pilot), "--reps", "20")
+    assert r.returncode == 0, r.stderr
+    n_share = fixed_configurations(np.zeros(0), statistic="share", delta=0.05, alpha=0.05)
+    # every resample of an all-wins pilot is all wins: decided where ten wins decide at 95 % (test_sequential)
+    assert f"| classifier | softmax | crf | synthetic | 4 | 0.0000 | {n_share} | {2 * n_share:,} |" in r.stdout
+    assert "| 10 | 20 |" in r.stdout and "| 100% |" in r.stdout, r.stdout
+    # the oracles: exact power of the sign test (binomial tails) and of the paired t-test (noncentral t)
+    n = n_share
+    lo, hi = st.binom.ppf(0.025, n, 0.5) - 1, st.binom.isf(0.025, n, 0.5) + 1      # two-sided rejection region
+    power = st.binom.cdf(lo, n, 0.55) + st.binom.sf(hi - 1, n, 0.55)
+    assert 0.77 < power < 0.83, (n, power)
+    values = np.random.default_rng(5).normal(0.0, 0.02, size=40)
+    n = fixed_configurations(values, statistic="mean", delta=0.01, alpha=0.01)
+    effect = 0.01 / np.std(values, ddof=1)
+    crit = st.t.ppf(1 - 0.005, n - 1)
+    power = st.nct.sf(crit, n - 1, effect * np.sqrt(n)) + st.nct.cdf(-crit, n - 1, effect * np.sqrt(n))
+    assert 0.77 < power < 0.83, (n, power)
+    bad = seedsweep("plan", "search_spaces/quickstart.yaml", "--pilot", str(pilot))
+    assert bad.returncode == 2 and "no until: block" in bad.stderr
