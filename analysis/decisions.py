@@ -30,7 +30,7 @@ from .pairing import by_config, paired_rows
 from .specs import ComparisonSpec, rows_where
 from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha
 
-__all__ = ["Tracked", "track", "units", "WavePolicy", "decisions_markdown", "decisions_table", "replay_markdown",
+__all__ = ["Tracked", "track", "units", "WavePolicy", "decisions_table", "replay_markdown",
            "study_decided", "study_decisions", "StudyDecisions"]
 
 
@@ -182,11 +182,6 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
              "It stays valid at a data-dependent stop; the fixed-sample intervals of the tables below do not."]
     return Table(["choice", "A", "B", "task", "configurations", "interval", "decision", "decided at"], rows, notes,
                  numeric_from=4)
-
-
-def decisions_markdown(tracked: list[Tracked], until: Until, *, budget_spent: bool = False) -> str:
-    """:func:`decisions_table` in Markdown, under the title Decisions."""
-    return decisions_table(tracked, until, budget_spent=budget_spent).markdown("Decisions")
 
 
 @dataclass(frozen=True)

@@ -52,11 +52,6 @@ class WavesSummary:
     looks: list[tuple[int, Look]] = field(default_factory=list)
     stopped: str | None = None
 
-    @property
-    def budget_spent(self) -> bool:
-        """It stopped on a budget with comparisons still undecided."""
-        return bool(self.stopped and self.stopped.startswith("budget"))
-
 
 def wave_size(space, num_cpus: int | None) -> int:
     """Configurations per wave: ``until.wave``, or (auto) enough to give
