@@ -214,9 +214,8 @@ def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
     samples = configs.num_rows if configs is not None else space.samples      # the configurations run so far
     tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=str(run_dir))
     until = space.until
-    per_config = sum(len(o) for _, o in space.compare) * len(space.seeds)
-    cap = min(until.budget_samples or 10**12, (until.budget_trials or 10**15) // per_config)
-    return StudyDecisions(tracked, until, samples >= cap)
+    cap = until.sample_cap(space.trials_per_config)
+    return StudyDecisions(tracked, until, cap is not None and samples >= cap)
 
 
 def study_decisions(run_dir, df: pd.DataFrame) -> Table | None:

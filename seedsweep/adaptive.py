@@ -92,8 +92,7 @@ def _cmd_plan(args) -> int:
     rows = plan(df, until, specs, results, seeds=len(space.seeds), reps=args.reps)
     ok = df[df.status == "ok"]
     seconds = float(ok.train_seconds.mean()) if "train_seconds" in ok and len(ok) else float("nan")
-    per_config = sum(len(o) for _, o in space.compare) * len(space.seeds)
-    print(plan_table(rows, trials_per_config=per_config, seconds_per_trial=seconds).markdown(
+    print(plan_table(rows, trials_per_config=space.trials_per_config, seconds_per_trial=seconds).markdown(
         f"plan: {space.name} from the pilot {args.pilot} (margin {until.delta:g}, {until.confidence:.0%})"))
     return 0
 

@@ -137,10 +137,14 @@ class Space:
         return dict(self.compare)
 
     @property
+    def trials_per_config(self) -> int:
+        """(options summed over compared choices) x seeds: the trials of one configuration."""
+        return sum(len(opts) for _, opts in self.compare) * len(self.seeds)
+
+    @property
     def n_trials(self) -> int:
         """samples x (options summed over compared choices) x seeds."""
-        options = sum(len(opts) for _, opts in self.compare)
-        return self.samples * options * len(self.seeds)
+        return self.samples * self.trials_per_config
 
     @property
     def task_name(self) -> str:

@@ -40,6 +40,17 @@ class Until:
     wave: int = 0
     lever: str = "fixed"
 
+    def sample_cap(self, trials_per_config: int) -> int | None:
+        """The most configurations the samples and trials budgets allow (None: neither is set).
+
+        >>> Until(decide=("c",), budget_samples=40, budget_trials=100).sample_cap(4)
+        25
+        """
+        caps = [c for c in (self.budget_samples,
+                            None if self.budget_trials is None else self.budget_trials // trials_per_config)
+                if c is not None]
+        return min(caps) if caps else None
+
     @property
     def alpha(self) -> float:
         """1 - confidence: the chance of any false decision, over every sequence and look."""

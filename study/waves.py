@@ -58,7 +58,7 @@ def wave_size(space, num_cpus: int | None) -> int:
     every CPU slot two trials."""
     if space.until.wave:
         return space.until.wave
-    per_config = sum(len(opts) for _, opts in space.compare) * len(space.seeds)
+    per_config = space.trials_per_config
     slots = max(1, int((num_cpus or os.cpu_count() or 1) // max(space.resources.cpu, 1e-9)))
     return max(1, math.ceil(2 * slots / per_config))
 
@@ -83,10 +83,8 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
     stream = stream or sys.stderr
     space = load_study(space_path)
     until = space.until
-    per_config = sum(len(opts) for _, opts in space.compare) * len(space.seeds)
-    cap = until.budget_samples or math.inf
-    if until.budget_trials:
-        cap = min(cap, until.budget_trials // per_config)
+    per_config = space.trials_per_config
+    cap = until.sample_cap(per_config) or math.inf
     step = wave_size(space, num_cpus)
     # one Ray for every wave (each run() joins it instead of starting its own)
     with ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir")):
