@@ -2,12 +2,11 @@
 
 It binds to 127.0.0.1 by default (a study's results are not for the whole
 network: on a cluster head, reach it through an SSH tunnel). Bound to any
-other address, it requires a token on every request (``--token new`` makes
-and prints one; :func:`require_token`). A thread watches the run directory (a new trial
-part, a compaction, the driver's progress file) and reads what changed, at
-most about once per ``--interval``; every ``--interval`` seconds the page asks
-whether it read a new view, and only then are the figures redrawn, so a study
-running over a weekend can be watched without reloading.
+other address, it requires a token on every request (``--token new`` makes and prints one;
+:func:`require_token`). A thread watches the run directory (a new trial part, a compaction, the
+driver's progress file) and reads what changed, at most about once per ``--interval``; every
+``--interval`` seconds the page asks whether it read a new view, and only then are the figures
+redrawn, so a study running over a weekend can be watched without reloading.
 
 The figures are those of :mod:`analysis.figures` and
 :mod:`analysis.statfigures`, with the same ids; the comparison shown is
@@ -27,6 +26,7 @@ from study.store import RunDir
 
 from . import figures as F
 from . import statfigures as SF
+from .budgetfigure import budget_figure
 from .dashaccess import require_token
 from .decisions import study_decided
 from .figurekit import empty_figure
@@ -36,6 +36,7 @@ from .load import study_tau
 from .robustness import robustness_figure, robustness_of
 from .seqfigure import sequence_figure
 from .specs import rows_where
+from .tuned import study_tuned
 
 __all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
 
@@ -99,7 +100,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
             html.Div(style=control, children=[html.Label("keep values"), dcc.Dropdown(
                 id="filter-values", options=[], multi=True, placeholder="all values")]),
         ]),
-        graph("sequence"),                       # an adaptive study's confidence sequences (hidden otherwise)
+        graph("sequence"),              # an adaptive study's sequences, a tuned one's budget curves (else hidden)
         html.Div(style=grid, children=[graph("winshares"), graph("distribution"), graph("differences"),
                                        graph("sigma"), graph("seed-distribution"), graph("seeds")]),
         graph("robustness"),
@@ -177,9 +178,11 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
                   Input("version", "data"), Input("choice", "value"), State("drawn-sequence", "data"))
     @computing
     def _sequence(version, choice, shown):
-        """The chosen choice's confidence sequences, live; hidden when the study has no until:."""
+        """The confidence sequences (until:) or budget curves (tune:), live; hidden for other studies."""
         view = views.get(version)
         spec = view.spec(choice)
+        if (tuned := None if view.imported or spec is None else study_tuned(run_dir, view.df)) is not None:
+            return with_style(budget_figure(tuned, "budget"), False, shown)
         decided = None if view.imported or spec is None else study_decided(run_dir, view.df)
         return with_style(sequence_figure(decided, None if spec is None else spec.choice), decided is None, shown)
 

@@ -37,7 +37,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from study.schema import IDENTITY, OUTCOME
+from study.schema import IDENTITY, OUTCOME, TUNED
 from study.store import RunDir
 
 from .figurekit import TABLE_MARGIN, empty_figure, fast_figure, option_color, table_height
@@ -89,7 +89,7 @@ class RunView:
 
     def filter_columns(self) -> list[str]:
         """Hyperparameter columns with more than one value (what a filter can narrow)."""
-        skip = {f.name for f in IDENTITY} | {f.name for f in OUTCOME} | set(self.results) | {"dev_score"}
+        skip = {f.name for f in [*IDENTITY, *TUNED, *OUTCOME]} | set(self.results) | {"dev_score"}
         skip |= {s.choice for s in self.specs}      # filtering a compared choice would break its pairs
         return [c for c in self.df.columns if c not in skip and 1 < self.df[c].nunique(dropna=True) <= 50]
 

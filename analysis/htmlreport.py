@@ -32,6 +32,7 @@ from study.sealing import verify
 from study.store import RunDir
 
 from . import figures as F
+from .budgetfigure import budget_figure
 from .decisions import study_decided
 from .insights import compute
 from .load import study_tau
@@ -40,6 +41,7 @@ from .robustness import robustness_figure, robustness_of
 from .seqfigure import sequence_figure
 from .statfigures import dominance_figure, evp_figure, importance_figure, parallel_figure
 from .trialfigures import learning_figure
+from .tuned import study_tuned
 
 __all__ = ["html_report", "write_html_report", "report_figures", "slug", "write_images"]
 
@@ -104,21 +106,28 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
     for i, choice in enumerate(dict.fromkeys(t.choice for t in decided.tracked) if decided else ()):
         out.append(("Decisions" if i == 0 else "", f"sequence-{slug(choice)}",     # an adaptive study's sequences
                     sequence_figure(decided, choice, f"sequence-{slug(choice)}")))
+    tuned = None if view.imported else study_tuned(view.path, view.df, n_bootstrap=n_bootstrap, seed=seed)
+    if tuned is not None:       # a tuned study: its budget curves instead of the paired configurations' figures
+        out.append(("Tuned comparison", f"budget-{slug(tuned.choice)}",
+                    budget_figure(tuned, f"budget-{slug(tuned.choice)}")))
     for spec in view.specs:
         by_task = computed.by_task[spec.name]
         stats = computed.stats[spec.name]
         s = slug(spec.name)
         title = spec.name if spec.name == spec.choice else f"{spec.name} ({spec.choice})"
-        out += [(f"Comparison: {title}", f"winshares-{s}", F.winshares_figure(by_task, spec, f"winshares-{s}")),
-                ("", f"distribution-{s}", F.distribution_figure(by_task, spec, f"distribution-{s}")),
-                ("", f"differences-{s}", F.differences_figure(by_task, spec, f"differences-{s}")),
-                ("", f"sigma-{s}", F.sigma_figure(by_task, spec, f"sigma-{s}")),
-                ("", f"dominance-{s}", dominance_figure(stats, f"dominance-{s}")),
-                ("", f"evp-{s}", evp_figure(stats, f"evp-{s}")),
-                ("", f"parallel-{s}", parallel_figure(stats, "score", f"parallel-{s}"))]
-        if not view.imported:
+        if tuned is None:          # (a tuned study pairs no configurations and repeats no seeds)
+            out += [(f"Comparison: {title}", f"winshares-{s}",
+                     F.winshares_figure(by_task, spec, f"winshares-{s}")),
+                    ("", f"distribution-{s}", F.distribution_figure(by_task, spec, f"distribution-{s}")),
+                    ("", f"differences-{s}", F.differences_figure(by_task, spec, f"differences-{s}")),
+                    ("", f"sigma-{s}", F.sigma_figure(by_task, spec, f"sigma-{s}")),
+                    ("", f"dominance-{s}", dominance_figure(stats, f"dominance-{s}")),
+                    ("", f"evp-{s}", evp_figure(stats, f"evp-{s}")),
+                    ("", f"parallel-{s}", parallel_figure(stats, "score", f"parallel-{s}"))]
+        if not view.imported and tuned is None:
             out.append(("", f"seed-distribution-{s}",
                         F.seed_distribution_figure(view.df, spec, f"seed-distribution-{s}")))
+        if not view.imported:
             out.append(("", f"learning-{s}", learning_figure(view.epochs, view.df, spec, f"learning-{s}")))
     tau = study_tau(view.path)
     for i, spec in enumerate(s for s in view.specs if robustness_of(view.df, s, view.results, tau) is not None):

@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from study.schema import IDENTITY, OUTCOME
+from study.schema import IDENTITY, OUTCOME, TUNED
 
 __all__ = ["RESULT_COLUMNS", "PairedRows", "paired_rows", "pair_ids", "by_config", "option_strings", "finished",
            "as_text"]
@@ -17,7 +17,7 @@ __all__ = ["RESULT_COLUMNS", "PairedRows", "paired_rows", "pair_ids", "by_config
 # Columns of seedsweep's trials table that describe a run's outcome or
 # identity rather than its settings (the schema's, less study, task and
 # metric, which name the setting): never part of a pairing key.
-RESULT_COLUMNS = tuple(n for n in IDENTITY.names + OUTCOME.names if n not in ("study", "task", "metric"))
+RESULT_COLUMNS = tuple(n for n in IDENTITY.names + TUNED.names + OUTCOME.names if n not in ("study", "task", "metric"))
 
 
 def _text_categories(values: pd.Series) -> bool:

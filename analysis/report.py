@@ -28,6 +28,7 @@ from .paired import Comparison, compare_spec
 from .robustness import robustness_of, robustness_table
 from .seeds import option_distributions, seed_variance, selection_scores
 from .specs import ComparisonSpec, as_categories, rows_where
+from .tuned import study_tuned, tuned_table
 from .tables import (comparison_table, dominance_table, importance_table, option_distribution_table,
                      seed_variance_table, selection_table)
 
@@ -64,7 +65,11 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
                            n_bootstrap=n_bootstrap, seed=seed)
     df = computed.df
     parts = []
-    for spec in specs:
+    tuned = study_tuned(run_dir, df, n_bootstrap=n_bootstrap, seed=seed)
+    if tuned is not None:       # no two trials share a configuration: the tuned table replaces the paired ones
+        parts.append(tuned_table(tuned).render(fmt, title=f"tuned comparison: {tuned.choice} at budget "
+                                                          f"{tuned.budget} ({tuned.sampler})"))
+    for spec in specs if tuned is None else ():
         title = spec.name if spec.name == spec.choice else f"{spec.name} ({spec.choice})"
         parts.append(comparison_table(computed.by_task[spec.name], options=spec.options).render(fmt, title=title))
         dom = computed.stats[spec.name].dominance
@@ -77,8 +82,9 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
             parts.append(robustness_table(rob).render(fmt, title=f"robustness: {spec.name}"))
     if specs and read_import_spec(run_dir) is None:      # seedsweep runs: per-option seed distributions
         for spec in specs:
-            parts.append(option_distribution_table(option_distributions(df, spec.choice), spec.choice)
-                         .render(fmt, title=f"seed distribution per option: {spec.name}"))
+            if tuned is None:           # a tuned study's trials are searches, not seeds of configurations
+                parts.append(option_distribution_table(option_distributions(df, spec.choice), spec.choice)
+                             .render(fmt, title=f"seed distribution per option: {spec.name}"))
             chosen = selection_scores(df, spec.choice)
             if len(chosen):
                 parts.append(selection_table(chosen, spec.choice)
@@ -91,10 +97,10 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
                 continue
             parts.append(importance_table(imp, task).render(
                 fmt, title=f"hyperparameter importance: {task or 'all'} (rows of {covers})"))
-    if specs:
+    if specs and tuned is None:
         parts.append(seed_variance_table(seed_variance(rows_where(df, specs[0].where), results=results))
                      .render(fmt, title="seed variance"))
-    else:
+    elif not specs:
         parts.append("(this run directory names no comparisons)")
     led = ledger(run_dir, df, specs, results, seed=seed)
     if led is not None:                      # the sealed claims and their verdicts come first

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from study.schema import IDENTITY, OUTCOME
+from study.schema import IDENTITY, OUTCOME, TUNED
 
 from .figurekit import axes_grid, empty_figure, fast_figure, option_color
 from .multiple import holm
@@ -98,7 +98,7 @@ def _groups(rows: pd.DataFrame, by: str | None, choice: str, results: list[str])
         return pd.Series("all", index=rows.index)
     if by != "config":
         return rows[by].astype(str)
-    skip = {f.name for f in IDENTITY} | {f.name for f in OUTCOME} | set(results) | {choice, "dev_score"}
+    skip = {f.name for f in [*IDENTITY, *TUNED, *OUTCOME]} | set(results) | {choice, "dev_score"}
     params = [c for c in rows.columns if c not in skip and not str(c).startswith("eval_")]
     per_config = rows.drop_duplicates("config_id")
     varying = [c for c in params if per_config[c].astype(str).nunique() > 1]

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Table", "comparison_table", "seed_variance_table", "importance_table", "dominance_table", "DAGGER"]
+__all__ = ["pct", "pts", "p_text", "Table", "comparison_table", "seed_variance_table", "importance_table", "dominance_table", "DAGGER"]
 
 DAGGER = "†"
 
@@ -90,18 +90,21 @@ def _tex(text: str) -> str:
     return "".join(_TEX.get(ch, ch) for ch in text)
 
 
-def _pct(x: float) -> str:
+def pct(x: float) -> str:
+    """A share as a percentage with one decimal (– when missing)."""
     return "–" if x is None or not math.isfinite(x) else f"{100 * x:.1f}%"
 
 
-def _pts(x: float, signed: bool = True) -> str:
+def pts(x: float, signed: bool = True) -> str:
+    """A score difference in points (score x 100), signed by default (– when missing)."""
     if x is None or not math.isfinite(x):
         return "–"
     text = f"{100 * x:+.2f}" if signed else f"{100 * x:.2f}"
     return text.replace("-", "−")
 
 
-def _p(x: float) -> str:
+def p_text(x: float) -> str:
+    """A p-value as text: three decimals, or scientific below 0.001 (– when missing)."""
     if x is None or not math.isfinite(x):
         return "–"
     return f"{x:.3f}" if x >= 0.001 else f"{x:.1e}"
@@ -120,14 +123,14 @@ def comparison_table(by_task: dict, *, options: list[str] | None = None) -> Tabl
             rows.append([task or "all", "0", "win share"] + ["–"] * len(options))
         else:
             rows.append([task or "all", str(c.n), "win share"]
-                        + [_pct(c.shares.get(o)) + (DAGGER if o in c.marks else "") for o in options])
+                        + [pct(c.shares.get(o)) + (DAGGER if o in c.marks else "") for o in options])
             rows.append(["", "", f"Δ to {c.best} [{100 * c.confidence:.0f}% CI]"]
                         + [("best" if o == c.best else
-                            f"{_pts(c.delta[o])} [{_pts(c.delta_ci[o][0])}, {_pts(c.delta_ci[o][1])}]"
+                            f"{pts(c.delta[o])} [{pts(c.delta_ci[o][0])}, {pts(c.delta_ci[o][1])}]"
                             if o in c.delta else "–") for o in options])
-            rows.append(["", "", "Wilcoxon p"] + [("" if o == c.best else _p(c.wilcoxon_p.get(o, float("nan"))))
+            rows.append(["", "", "Wilcoxon p"] + [("" if o == c.best else p_text(c.wilcoxon_p.get(o, float("nan"))))
                                                    for o in options])
-            rows.append(["", "", "σ"] + [_pts(c.sigma.get(o, float("nan")), signed=False)
+            rows.append(["", "", "σ"] + [pts(c.sigma.get(o, float("nan")), signed=False)
                                          + (DAGGER if o in c.sigma_marks else "") for o in options])
         lost = ", ".join(f"{n} {why}" for why, n in sorted(c.left_out.items()))
         if lost:
@@ -165,7 +168,7 @@ def _fmt_mean(values: list[float], digits: int = 1, signed: bool = False) -> str
 
 def seed_variance_table(frame) -> Table:
     """The paper's Table 2 from :func:`analysis.seeds.seed_variance` output."""
-    rows = [[str(r.task), str(r.configurations), _pts(r.median, False), _pts(r.p95, False), _pts(r.max, False)]
+    rows = [[str(r.task), str(r.configurations), pts(r.median, False), pts(r.p95, False), pts(r.max, False)]
             for r in frame.itertuples()]
     return Table(header=["Task", "# configs", "median (max − min)", "95th percentile", "max"], rows=rows,
                  notes=["Per configuration run with ≥ 2 seeds: max − min of the test score over its seeds, "
@@ -176,8 +179,8 @@ def selection_table(frame, choice: str) -> Table:
     """The mean test score per option under three epoch-selection rules
     (:func:`analysis.seeds.selection_scores` output), as the sentiment
     reproduction study's Table 6 sets them side by side."""
-    rows = [[str(r.task) or "all", str(r.option), str(r.n), _pts(r.best_dev, False), _pts(r.last, False),
-             _pts(r.best_test, False), _pts(r.best_test - r.best_dev)] for r in frame.itertuples()]
+    rows = [[str(r.task) or "all", str(r.option), str(r.n), pts(r.best_dev, False), pts(r.last, False),
+             pts(r.best_test, False), pts(r.best_test - r.best_dev)] for r in frame.itertuples()]
     return Table(header=["Task", choice, "n", "best dev epoch", "last epoch", "best test epoch", "peeking − best dev"],
                  rows=rows, numeric_from=2,
                  notes=["Mean test score of the finished runs, in points, with the epoch chosen by the dev set "
@@ -188,8 +191,8 @@ def selection_table(frame, choice: str) -> Table:
 def option_distribution_table(frame, choice: str) -> Table:
     """Per task and option: the seed distribution of every finished run
     (:func:`analysis.seeds.option_distributions` output)."""
-    rows = [[str(r.task) or "all", str(r.option), str(r.n), _pts(r.min, False), _pts(r.median, False),
-             _pts(r.max, False), _pts(r.sd, False), _pts(r.peeking_gain, False), str(r.not_ok)]
+    rows = [[str(r.task) or "all", str(r.option), str(r.n), pts(r.min, False), pts(r.median, False),
+             pts(r.max, False), pts(r.sd, False), pts(r.peeking_gain, False), str(r.not_ok)]
             for r in frame.itertuples()]
     return Table(header=["Task", choice, "n", "min", "median", "max", "σ", "peeking gain", "not ok"], rows=rows,
                  notes=["Every finished run (configurations × seeds) of each option; scores in points. Peeking "
@@ -200,7 +203,7 @@ def option_distribution_table(frame, choice: str) -> Table:
 
 def importance_table(imp, task: str) -> Table:
     """fANOVA importance of one task (:class:`analysis.importance.Importance`), largest first."""
-    rows = [[str(i), name, _pct(v)] for i, (name, v) in enumerate(imp.importance.items(), 1)]
+    rows = [[str(i), name, pct(v)] for i, (name, v) in enumerate(imp.importance.items(), 1)]
     used = (f"a deterministic subsample of {imp.used} of its {imp.finished} finished rows" if imp.subsampled
             else f"all {imp.finished} finished rows")
     return Table(header=["Rank", "Hyperparameter", "Importance"], rows=rows, numeric_from=2,
@@ -218,7 +221,7 @@ def dominance_table(by_task: dict) -> Table:
         level, conf, tau = d.level, d.confidence, d.tau
         for p in d.pairs:
             rows.append([task or "all", p.a, p.b, f"{p.eps_min:.3f}", f"{p.p:.3f} [{p.p_ci[0]:.3f}, {p.p_ci[1]:.3f}]",
-                         _p(p.wilcoxon_holm)])
+                         p_text(p.wilcoxon_holm)])
     notes = []
     if level is not None:
         notes.append(f"ε_min: ASO upper bound of the share of A's quantile function below B's, at {100 * level:.3g}% "

@@ -1,8 +1,9 @@
-"""The command line of adaptive studies: ``seedsweep run`` of a study file
-with ``until:`` (the engine's waves, :mod:`study.waves`, asking the
-decisions of :mod:`analysis.decisions` after each), and ``seedsweep replay
-DIR --until FILE``, which feeds a finished or imported study's
-configurations in their stored order through the same decisions.
+"""The command line of studies that run in waves: ``seedsweep run`` of a
+study file with ``until:`` (the engine's waves, :mod:`study.waves`, asking
+the decisions of :mod:`analysis.decisions` after each) or with ``tune:``
+(Optuna's searches, :mod:`study.tuned`), and ``seedsweep replay DIR --until
+FILE``, which feeds a finished or imported study's configurations in their
+stored order through the same decisions.
 """
 
 from __future__ import annotations
@@ -18,17 +19,25 @@ from study.runner import load_study
 from study.spacecheck import SpaceValidator
 from study.store import RunDir
 from study.until import parse_until
+from study.tuned import run_tuned
 from study.waves import run_until
 
 __all__ = ["run_adaptive", "add_replay", "read_until"]
 
 
 def run_adaptive(args) -> int:
-    """``seedsweep run`` of an adaptive study: waves until decided, then the tables."""
+    """``seedsweep run`` of an adaptive study (waves until decided) or a tuned one, then the tables."""
     import analysis                          # the statistics stack (pandas, SciPy): only when results are read
     from analysis.decisions import WavePolicy   # (the same stack)
 
     space = load_study(args.space)
+    if space.tune is not None:               # a tuned comparison: its searches' waves, then the tables
+        summary = run_tuned(args.space, args.out, address=args.address, retry_failed=args.retry_failed,
+                            num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
+        print(summary.line(), file=sys.stderr)
+        if not args.quiet:
+            print(analysis.report(args.out))
+        return 1 if summary.interrupted else 0
     policy = WavePolicy(space.until, seeds=len(space.seeds))
     waves = run_until(args.space, args.out, policy, address=args.address, retry_failed=args.retry_failed,
                       num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)

@@ -46,9 +46,7 @@ def _results(out: str) -> str:
 
 def _cmd_check(args) -> int:
     space = check(args.space, resolve=args.resolve)
-    opts = ", ".join(f"{c}: {list(o)}" for c, o in space.compare)
-    print(f"{space.path}: OK -- study '{space.name}' ({space.family}); {space.samples} configurations x "
-          f"[{opts}] x {len(space.seeds)} seeds = {space.n_trials} trials")
+    print(f"{space.path}: OK -- study '{space.name}' ({space.family}); {space.describe()}")
     if space.train.vectorize_seeds:
         n = space.n_trials // len(space.seeds)
         per = space.resources.of_trial(True)
@@ -61,8 +59,8 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    if load_study(args.space).until is not None:
-        return run_adaptive(args)          # waves until every comparison is decided
+    if load_study(args.space).until is not None or load_study(args.space).tune is not None:
+        return run_adaptive(args)          # waves: until every comparison is decided, or a tuned study's
     summary = run(args.space, args.out, address=args.address, retry_failed=args.retry_failed,
                   num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
     print(summary.line(), file=sys.stderr)

@@ -36,7 +36,8 @@ def hyperparameter_types(space: Space) -> dict[str, str]:
 def trials_schema_of(space: Space) -> pa.Schema:
     """The trials table's schema for ``space``: identity, typed hyperparameters,
     outcome, then the family's result columns."""
-    schema = trials_schema({n: arrow_type(t) for n, t in hyperparameter_types(space).items()})
+    schema = trials_schema({n: arrow_type(t) for n, t in hyperparameter_types(space).items()},
+                           tuned=space.tune is not None)
     for name, kind in get_family(space.family).result_columns(space).items():
         schema = schema.append(pa.field(name, arrow_type(kind)))
     return schema

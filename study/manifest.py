@@ -102,6 +102,7 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "results": list(get_family(space.family).result_columns(space)),
         "evaluate": list(space.evaluate),
         "tau": space.tau,
+        "tune": space.tune.as_dict() if space.tune else None,
         "git": git_state(),
         "versions": versions(),
         "packages": packages(),

@@ -57,6 +57,7 @@ def trial_row(study: str, task: str, spec: TrialSpec, schema: pa.Schema, outcome
         "config_id": spec.config_id, "choice": spec.choice, "option": str(spec.option), "seed": spec.seed,
     }
     row.update(spec.hparams)
+    row.update(spec.extra)
     row.update(outcome)
     return pa.Table.from_pylist([{f.name: row.get(f.name) for f in schema}], schema=schema)
 

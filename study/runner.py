@@ -116,11 +116,14 @@ def plan_study(space: Space) -> tuple[pa.Table, list[TrialSpec]]:
 def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str | None = None,
         retry_failed: bool = False, num_cpus: int | None = None, ray_temp_dir: str | None = None,
         stream: TextIO | None = None, command: list[str] | None = None, claims: str | os.PathLike | None = None,
-        supersede: str | None = None, samples: int | None = None) -> RunSummary:
+        supersede: str | None = None, samples: int | None = None,
+        plan: tuple[pa.Table, list[TrialSpec]] | None = None) -> RunSummary:
     """Run (or resume) the study of ``space_path`` into the run directory ``out``.
 
     ``samples``: run this many configurations instead of the file's (an
     adaptive study's waves, :mod:`study.waves`; the same sampler stream).
+    ``plan``: the configurations table and the trials to run, instead of
+    the file's (a tuned study's trials asked so far, :mod:`study.tuned`).
 
     ``claims``: a claims file sealed into the run directory before the first
     trial starts (:mod:`study.sealing`); a file that differs from claims
@@ -139,7 +142,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     space = load_study(space_path)
     if samples is not None:
         space = replace(space, samples=samples)
-    configs, grid = plan_study(space)
+    configs, grid = plan if plan is not None else plan_study(space)
     out = out if is_uri(str(out)) else Path(out)
     if address:
         preflight(address)
@@ -185,7 +188,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         plan = plan_resume(rd, grid, retry_failed=retry_failed)
         todo, rerun, before = plan.todo, plan.rerun, plan.kept
         skipped = len(grid) - len(todo)
-        print(f"[seedsweep] {space.name}: {space.samples} configurations, {len(grid)} trials; "
+        print(f"[seedsweep] {space.name}: {configs.num_rows} configurations, {len(grid)} trials; "
               f"{skipped} already stored, {len(todo)} to run" + (f" ({len(rerun)} failed to retry)" if rerun else ""),
               file=stream, flush=True)
         interrupted, now, done = False, Counter(), set()

@@ -29,7 +29,7 @@ import pyarrow as pa
 from .files import stable_hash
 from .space import Param, Space
 
-__all__ = ["sample_configs", "config_id", "arrow_type"]
+__all__ = ["sample_configs", "config_id", "arrow_type", "value_at", "cast_value"]
 
 _ARROW = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 
@@ -50,7 +50,7 @@ def _drawn(space: Space) -> list[Param]:
     return [Param(n, "choice", values=choices[n]) for n in space.sampled_choices] + list(space.params)
 
 
-def _from_unit(p: Param, u: float):
+def value_at(p: Param, u: float):
     """Map a point ``u`` in [0, 1) to a value of ``p``."""
     if p.kind == "choice":
         return p.values[min(int(u * len(p.values)), len(p.values) - 1)]
@@ -61,7 +61,8 @@ def _from_unit(p: Param, u: float):
     return min(int(p.low + u * (p.high - p.low + 1)), p.high)  # int, inclusive
 
 
-def _cast(p: Param, value):
+def cast_value(p: Param, value):
+    """``value`` as ``p``'s column type (None stays None)."""
     if value is None:
         return None
     return {"str": str, "int": int, "float": float, "bool": bool}[p.value_type](value)
@@ -90,6 +91,6 @@ def sample_configs(space: Space) -> pa.Table:
         ]
     columns = {"config_id": pa.array([config_id(i) for i in range(n)], pa.string())}
     for j, p in enumerate(params):
-        values = [_cast(p, _from_unit(p, units[i][j])) for i in range(n)]
+        values = [cast_value(p, value_at(p, units[i][j])) for i in range(n)]
         columns[p.name] = pa.array(values, arrow_type(p.value_type))
     return pa.table(columns)

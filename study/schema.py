@@ -24,7 +24,7 @@ from urllib.parse import quote, unquote
 
 import pyarrow as pa
 
-__all__ = ["IDENTITY", "OUTCOME", "EPOCHS", "CONFUSION", "STATUSES", "RESERVED_NAMES", "Scalar", "Train",
+__all__ = ["IDENTITY", "TUNED", "OUTCOME", "EPOCHS", "CONFUSION", "STATUSES", "RESERVED_NAMES", "Scalar", "Train",
            "TrialSpec", "trial_key", "escape_key", "unescape_key", "trials_schema"]
 
 Scalar = str | int | float | bool | None
@@ -36,6 +36,10 @@ IDENTITY = pa.schema([
     ("config_id", pa.string()), ("choice", pa.string()), ("option", pa.string()),
     ("seed", pa.int64()),
 ])
+
+#: identity columns of a tuned study's trials (``tune:``), after IDENTITY: the
+#: search (option and replicate), its replicate and the trial's place in it
+TUNED = pa.schema([("search", pa.string()), ("replicate", pa.int64()), ("position", pa.int64())])
 
 OUTCOME = pa.schema([
     ("status", pa.string()), ("reason", pa.string()), ("error", pa.string()),
@@ -58,14 +62,16 @@ CONFUSION = pa.schema([
 ])
 
 
-def trials_schema(hyperparameters: dict[str, pa.DataType]) -> pa.Schema:
-    """Identity columns, the hyperparameter columns in the given order, outcome columns."""
-    return pa.schema(list(IDENTITY) + [pa.field(n, t) for n, t in hyperparameters.items()] + list(OUTCOME))
+def trials_schema(hyperparameters: dict[str, pa.DataType], *, tuned: bool = False) -> pa.Schema:
+    """Identity columns (and a tuned study's search columns), the
+    hyperparameter columns in the given order, outcome columns."""
+    identity = list(IDENTITY) + (list(TUNED) if tuned else [])
+    return pa.schema(identity + [pa.field(n, t) for n, t in hyperparameters.items()] + list(OUTCOME))
 
 
 #: Columns of the trials and epochs tables; hyperparameters may not use these names.
 RESERVED_NAMES = frozenset(
-    {f.name for f in IDENTITY} | {f.name for f in OUTCOME} | {f.name for f in EPOCHS}
+    {f.name for f in IDENTITY} | {f.name for f in TUNED} | {f.name for f in OUTCOME} | {f.name for f in EPOCHS}
 )
 
 
@@ -119,6 +125,7 @@ class TrialSpec:
     option: Scalar
     seed: int
     params: tuple[tuple[str, Any], ...]
+    extra: tuple[tuple[str, Any], ...] = ()      # identity columns beyond the key's (a tuned trial's search, …)
 
     @property
     def hparams(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .schema import RESERVED_NAMES, Scalar, Train
+from .tuning import Tune
 from .until import Until
 
 __all__ = [
@@ -34,7 +35,9 @@ __all__ = [
 
 REQUIRED_KEYS = ("name", "family", "samples", "seeds", "compare")
 OPTIONAL_KEYS = ("task", "sampler_seed", "sampler", "space", "fixed", "train", "resources", "evaluate", "tau",
-                 "until")
+                 "until", "tune")
+#: required keys a tuned study (``tune:``) leaves out: its searches set both
+NOT_WITH_TUNE = ("samples", "seeds")
 TRAIN_KEYS = ("max_epochs", "patience", "metric", "mode", "timeout_s", "retries", "vectorize_seeds")
 RESOURCE_KEYS = ("cpu", "gpu", "per_group")
 DISTRIBUTIONS = ("choice", "uniform", "loguniform", "int")
@@ -125,6 +128,7 @@ class Space:
     evaluate: tuple[str, ...] = ()      # test beds and (text, label) files every trial scores (eval_<name>)
     tau: float = 0.1                    # the robustness table's τ (DESIGN.md, "Test beds and robustness")
     until: Until | None = None          # an adaptive study's stopping settings (study.until), None: a fixed size
+    tune: Tune | None = None            # a tuned comparison's settings (study.tuning): samples = replicates x budget, seeds (1,)
 
     @property
     def sha256(self) -> str:
@@ -145,6 +149,15 @@ class Space:
     def n_trials(self) -> int:
         """samples x (options summed over compared choices) x seeds."""
         return self.samples * self.trials_per_config
+
+    def describe(self) -> str:
+        """The study's size in words, as ``seedsweep check`` prints it."""
+        opts = ", ".join(f"{c}: {list(o)}" for c, o in self.compare)
+        if self.tune:
+            t = self.tune
+            return (f"tuned: [{opts}] x {t.replicates} searches of {t.budget} trials ({t.sampler}, {t.waves} "
+                    f"waves of {t.wave}) = {self.n_trials} trials")
+        return f"{self.samples} configurations x [{opts}] x {len(self.seeds)} seeds = {self.n_trials} trials"
 
     @property
     def task_name(self) -> str:

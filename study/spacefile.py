@@ -25,8 +25,9 @@ import yaml
 
 from .errors import UserError
 from .families import get_family
-from .space import OPTIONAL_KEYS, REQUIRED_KEYS, SAMPLERS, Space
+from .space import NOT_WITH_TUNE, OPTIONAL_KEYS, REQUIRED_KEYS, SAMPLERS, Space
 from .spacecheck import SpaceValidator
+from .tuning import parse_tune
 from .until import parse_until
 
 __all__ = ["load_space", "parse_space"]
@@ -101,8 +102,9 @@ def parse_space(text: str, path: str = "<string>") -> Space:
     v = SpaceValidator(path)
     mapping = v.mapping(raw, "")
     v.known_keys(mapping, "", REQUIRED_KEYS + OPTIONAL_KEYS)
+    tuned = "tune" in mapping
     for key in REQUIRED_KEYS:
-        if key not in mapping:
+        if key not in mapping and not (tuned and key in NOT_WITH_TUNE):
             raise UserError(path, f"the required key '{key}' is missing.",
                             f"Add it at the top level; required keys are {', '.join(REQUIRED_KEYS)}.")
 
@@ -111,14 +113,18 @@ def parse_space(text: str, path: str = "<string>") -> Space:
         raise UserError(f"{path}: name", f"bad study name {name!r}.",
                         "Use a name without '/' and without leading or trailing spaces.")
     family = v.string(mapping["family"], "family")
-    samples = v.integer(mapping["samples"], "samples", minimum=1)
-    seeds = v.seeds(mapping["seeds"])
     compare = v.compare(mapping["compare"])
+    params = v.params(mapping.get("space", {}) or {})
+    tune = parse_tune(v, mapping["tune"], mapping=mapping, compare=compare, params=params) if tuned else None
+    if tune is None:
+        samples = v.integer(mapping["samples"], "samples", minimum=1)
+        seeds = v.seeds(mapping["seeds"])
+    else:                       # every (replicate, position) is one "configuration"; seeds come per trial
+        samples, seeds = tune.replicates * tune.budget, (1,)
     v.grid_size(samples, seeds, compare)
     task = v.mapping(mapping.get("task", {}) or {}, "task")
     sampler_seed = v.integer(mapping.get("sampler_seed", 0), "sampler_seed", minimum=0)
     sampler = v.one_of(mapping.get("sampler", "random"), "sampler", SAMPLERS)
-    params = v.params(mapping.get("space", {}) or {})
     fixed = v.fixed(mapping.get("fixed", {}) or {})
     v.disjoint_names(compare, params, fixed)
     v.conditions(params, compare)
@@ -137,9 +143,12 @@ def parse_space(text: str, path: str = "<string>") -> Space:
         path=path, text=text, name=name, family=family, samples=samples, seeds=seeds,
         compare=compare, task=dict(task), sampler_seed=sampler_seed, sampler=sampler,
         params=params, fixed=fixed, train=train, resources=resources, raw=mapping, evaluate=evaluate, tau=tau,
-        until=until,
+        until=until, tune=tune,
     )
     fam.validate(space)
+    if train.vectorize_seeds and tune is not None:
+        raise UserError(f"{path}: train.vectorize_seeds", "a tuned study has no populations of seeds to vectorise "
+                        "(each trial has its own seed).", "Remove train.vectorize_seeds, or remove tune:.")
     if train.vectorize_seeds and not getattr(fam, "vectorizes", False):
         raise UserError(f"{path}: train.vectorize_seeds", f"the {family} family cannot train its seeds as one "
                         "vectorised population.", "Remove train.vectorize_seeds (families that can: sentence).")

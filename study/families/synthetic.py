@@ -22,6 +22,13 @@ against the effect differences.
 ``fail`` (options whose trial raises at epoch 1, status ``failed`` after the
 retries). ``fixed: {epoch_seconds: S}`` sleeps ``S`` seconds per epoch.
 
+A smooth objective a searcher can learn (tuned studies, ``tune:``):
+``optimum`` (``{parameter: value}``, names of ``space`` parameters) replaces
+``d(c)`` by ``-curvature * sum_p u_p**2``, where ``u_p`` is the distance of
+the trial's value from the optimum's as a share of the parameter's range (on
+a log scale for ``loguniform``; for a ``choice``, 0 at the optimum's value
+and 1 elsewhere, also where the parameter is off). ``curvature`` defaults to 0.1.
+
 Two keys simulate failures of the environment rather than of the model, for
 testing retries: ``fail_once_dir`` (a folder: a trial's first attempt leaves a
 marker file there and raises; its retry finds the marker and trains),
@@ -58,7 +65,7 @@ __all__ = ["FAMILY", "SyntheticModel"]
 
 TASK_KEYS = {"name", "dataset", "base", "effects", "noise", "epoch_noise", "tau", "spread",
              "test_shift", "diverge", "fail", "fail_once_dir", "die_once_dir", "fail_while_exists", "die",
-             "allocate"}
+             "allocate", "optimum", "curvature"}
 CHUNK_MIB = 64
 
 
@@ -78,10 +85,15 @@ class SyntheticModel(ModelBase):
         effect = sum(float((effects.get(c) or {}).get(o, 0.0)) for c, o in options.items())
         others = sorted((k, repr(v)) for k, v in hp.items() if k not in choices and k != "epoch_seconds")
         difficulty = (stable_hash(repr(others)) % 1_000_003) / 1_000_003 - 0.5
+        offset = float(task.get("spread", 0.1)) * difficulty
+        if task.get("optimum"):         # a smooth bowl instead of the hashed difficulty
+            params = {p.name: p for p in space.params}
+            bowl = sum(_distance(params[n], hp.get(n), v) ** 2 for n, v in task["optimum"].items())
+            offset = -float(task.get("curvature", 0.1)) * bowl
         identity = repr(sorted((k, repr(v)) for k, v in hp.items()))
         self.rng = np.random.default_rng([trial.seed, stable_hash(identity)])
         z = float(self.rng.standard_normal())
-        self.quality = (float(task.get("base", 0.8)) + effect + float(task.get("spread", 0.1)) * difficulty
+        self.quality = (float(task.get("base", 0.8)) + effect + offset
                         + float(task.get("noise", 0.01)) * z)
         self.diverges = any(o in (task.get("diverge") or []) for o in options.values())
         self.fails = any(o in (task.get("fail") or []) for o in options.values())
@@ -125,6 +137,38 @@ class SyntheticModel(ModelBase):
         dev = level + self.epoch_noise * float(self.rng.standard_normal())
         test = level + self.epoch_noise * float(self.rng.standard_normal()) + self.test_shift
         return dev, test
+
+
+def _distance(p, value, target) -> float:
+    """|value - target| as a share of ``p``'s range (log scale for loguniform;
+    a choice: 0 at the target, 1 elsewhere; an off parameter: 1)."""
+    if value is None:
+        return 1.0
+    if p.kind == "choice":
+        return 0.0 if value == target else 1.0
+    scale = math.log if p.kind == "loguniform" else float
+    return abs(scale(value) - scale(target)) / (scale(p.high) - scale(p.low))
+
+
+def _check_optimum(space: "Space") -> None:
+    optimum = space.task.get("optimum")
+    if optimum is None:
+        return
+    params = {p.name: p for p in space.params}
+    if not isinstance(optimum, dict) or not optimum:
+        raise UserError(f"{space.path}: task.optimum", f"expected {{parameter: value}}, got {optimum!r}.",
+                        "Name space parameters and their best values, e.g. optimum: {lr: 0.01}.")
+    for name, value in optimum.items():
+        where = f"{space.path}: task.optimum.{name}"
+        p = params.get(name)
+        if p is None:
+            raise UserError(where, f"'{name}' is not a parameter under space.",
+                            f"Parameters: {', '.join(params) or '(none)'}.")
+        if p.kind == "choice" and value not in p.values:
+            raise UserError(where, f"{value!r} is not one of {list(p.values)}.", "Give one of the choices.")
+        if p.kind != "choice" and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                   or not p.low <= value <= p.high):
+            raise UserError(where, f"{value!r} is not a number in [{p.low}, {p.high}].", "Give a value in the range.")
 
 
 @dataclass(frozen=True)
@@ -174,7 +218,8 @@ class SyntheticFamily(FamilyBase):
             if isinstance(mib, bool) or not isinstance(mib, int) or mib < 1:
                 raise UserError(f"{space.path}: task.allocate.{option}", f"expected a whole number of MiB >= 1, "
                                 f"got {mib!r}.", "Give the memory in MiB, e.g. 4096.")
-        for key in ("base", "noise", "epoch_noise", "tau", "spread", "test_shift"):
+        _check_optimum(space)
+        for key in ("base", "noise", "epoch_noise", "tau", "spread", "test_shift", "curvature"):
             value = space.task.get(key, 0.0)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise UserError(f"{space.path}: task.{key}", f"expected a number, got {value!r}.", "Give a number.")

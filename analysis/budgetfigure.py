@@ -1,0 +1,66 @@
+"""The ``budget-<choice>`` figure of a tuned study: per option the median and
+IQR over replicates of the tuned outcome (the best-dev trial's test score so
+far) against the budget b, with the one-search estimate of Dodge et al.
+dashed beside it, and below, each option's win share over paired replicates
+at every b."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .figurekit import COLORS, empty_figure
+from .tuned import TunedComparison
+
+__all__ = ["budget_figure"]
+
+
+def _finite(values) -> list[float | None]:
+    return [float(v) if np.isfinite(v) else None for v in values]
+
+
+def budget_figure(tc: TunedComparison | None, fig_id: str = "budget") -> go.Figure:
+    """The figure (see the module docstring); ``meta`` holds every plotted number."""
+    if tc is None:
+        return empty_figure(fig_id, "not a tuned study (no tune: in its study file)")
+    b = np.arange(1, tc.budget + 1)
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.68, 0.32], vertical_spacing=0.06)
+    meta = {"id": fig_id, "choice": tc.choice, "budget": tc.budget, "sampler": tc.sampler, "median": {},
+            "q25": {}, "q75": {}, "expected": {}, "shares": {}}
+    for i, option in enumerate(tc.options):
+        color = COLORS[i % len(COLORS)]
+        mine = tc.outcomes.index.get_level_values("option") == option
+        runs = tc.outcomes[mine].to_numpy(dtype=float)
+        have = np.isfinite(runs).any(axis=0) if len(runs) else np.zeros(len(b), bool)
+        with np.errstate(all="ignore"):
+            q = np.full((3, len(b)), np.nan)
+            if have.any():
+                q[:, have] = np.nanquantile(runs[:, have], [0.25, 0.5, 0.75], axis=0)
+        meta["median"][option], meta["q25"][option], meta["q75"][option] = (_finite(q[1]), _finite(q[0]),
+                                                                            _finite(q[2]))
+        fig.add_trace(go.Scatter(x=b, y=q[2], mode="lines", line={"width": 0, "color": color}, showlegend=False,
+                                 legendgroup=option, hoverinfo="skip"), row=1, col=1)
+        fig.add_trace(go.Scatter(x=b, y=q[0], mode="lines", line={"width": 0, "color": color}, fill="tonexty",
+                                 opacity=0.25, showlegend=False, legendgroup=option, hoverinfo="skip"), row=1, col=1)
+        fig.add_trace(go.Scatter(x=b, y=q[1], mode="lines+markers", line={"color": color}, name=option,
+                                 legendgroup=option, hovertemplate=f"{option}: median %{{y:.4f}} at b = %{{x}}"),
+                      row=1, col=1)
+        if option in tc.expected:
+            meta["expected"][option] = _finite(tc.expected[option])
+            fig.add_trace(go.Scatter(x=b, y=tc.expected[option], mode="lines", line={"color": color, "dash": "dash"},
+                                     name=f"{option}: one-search estimate", legendgroup=option,
+                                     hovertemplate=f"{option}: E[max] %{{y:.4f}} at b = %{{x}}"), row=1, col=1)
+        share = tc.shares[option].to_numpy(dtype=float)
+        meta["shares"][option] = _finite(share)
+        fig.add_trace(go.Scatter(x=b, y=share, mode="lines", line={"color": color}, showlegend=False,
+                                 legendgroup=option, hovertemplate=f"{option}: win share %{{y:.2f}} at b = %{{x}}"),
+                      row=2, col=1)
+    fig.update_xaxes(type="log", row=1, col=1)
+    fig.update_xaxes(type="log", title_text="budget b (trials per search)", row=2, col=1)
+    fig.update_yaxes(title_text="tuned test score (median, IQR)", row=1, col=1)
+    fig.update_yaxes(title_text="win share", range=[0, 1], row=2, col=1)
+    fig.update_layout(title=f"{tc.choice}: tuned outcome against the budget ({tc.sampler}, "
+                      f"{tc.outcomes.index.get_level_values('replicate').nunique()} replicates per option)",
+                      height=560, meta=meta)
+    return fig

@@ -1,0 +1,294 @@
+"""Tuned comparisons (``tune:``): Optuna really searches (TPE beats random
+search on a smooth objective), the same file asks the same parameters, a
+SIGKILLed driver resumes to them, the statistics of :mod:`analysis.tuned`
+agree with by-hand loops, counts and enumeration, the report and the
+dashboard show the tuned table and the budget curves, and every bad
+``tune:`` exits 2 naming its key with nothing written."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import numpy as np
+import optuna
+import pandas as pd
+import pytest
+from scipy.stats import binomtest
+
+import analysis
+from analysis.evp import expected_selected
+from analysis.tuned import best_so_far, study_tuned, tuned_comparison, tuned_outcomes, tuned_table
+from seedsweep.cli import main
+from study.store import RunDir
+from study.tuned import journal_path, run_tuned
+from tests.conftest import REPO, kill_tagged, wait_gone
+from tests.test_dashboard import FIGURE_READY, Page, browser, dashboard  # noqa: F401,F811 (fixtures)
+from tests.test_kill import stored
+
+SMOOTH = """
+name: smooth
+family: synthetic
+compare: {classifier: [softmax, crf]}
+task: {optimum: {lr: 0.003, units: 150, momentum: 0.8}, curvature: 0.3, noise: 0.002, epoch_noise: 0.0, tau: 0.01}
+space:
+  lr: {loguniform: [1.0e-5, 1.0e-1]}
+  units: {int: [10, 300]}
+  momentum: {uniform: [0.0, 1.0]}
+train: {max_epochs: 1, patience: 1}
+tune: {sampler: tpe, budget: 32, replicates: 20, wave: 8}
+"""
+
+SMALL = """
+name: small
+family: synthetic
+compare: {classifier: [softmax, crf]}
+task: {effects: {classifier: {crf: 0.01}}, optimum: {lr: 0.01, dropout: 0.25}, curvature: 0.2, noise: 0.005}
+space:
+  lr: {loguniform: [1.0e-4, 1.0e-1]}
+  dropout: {choice: [0.0, 0.25, 0.5]}
+  momentum: {uniform: [0.0, 0.9], when: {dropout: [0.25, 0.5]}}
+fixed: {epoch_seconds: 0.0}
+train: {max_epochs: 2, patience: 1}
+tune: {sampler: tpe, budget: 12, replicates: 2, wave: 4}
+"""
+PARAMS = ["lr", "dropout", "momentum"]
+
+
+def rows(out) -> pd.DataFrame:
+    return RunDir(out).read_trials().to_pandas().set_index("trial_key").sort_index()
+
+
+# ------------------------------------------------------------------ Optuna really searches
+
+
+def test_tpe_beats_random_search_on_a_smooth_objective(tmp_path, ray_local):
+    """20 replicates of budget 32 per option, TPE and random in one run (one
+    Ray): per option TPE's tuned outcome beats random search's in most
+    paired replicates, sign test (SciPy's binomtest) p < 0.05."""
+    outcomes = {}
+    for sampler in ("tpe", "random"):
+        space = tmp_path / f"{sampler}.yaml"
+        space.write_text(SMOOTH.replace("sampler: tpe", f"sampler: {sampler}").replace("name: smooth",
+                                                                                      f"name: {sampler}"))
+        summary = run_tuned(space, tmp_path / sampler, num_cpus=2)
+        assert summary.counts == {"ok": 1280} and not summary.interrupted
+        df = analysis.load(tmp_path / sampler)
+        outcomes[sampler] = tuned_outcomes(df, 32)[32]
+    # the objective by hand: the bowl around the optimum, as a share of each range (lr on a log scale)
+    one = analysis.load(tmp_path / "random").iloc[0]
+    bowl = ((math.log(one.lr) - math.log(0.003)) / (math.log(0.1) - math.log(1e-5))) ** 2 + \
+        ((one.units - 150) / 290) ** 2 + (one.momentum - 0.8) ** 2
+    assert one.test_score == pytest.approx(0.8 - 0.3 * bowl - 0.01, abs=0.01)
+    for option in ("softmax", "crf"):
+        tpe, rnd = outcomes["tpe"].loc[option].to_numpy(), outcomes["random"].loc[option].to_numpy()
+        wins = int((tpe > rnd).sum())
+        p = binomtest(wins, int((tpe != rnd).sum())).pvalue
+        print(f"{option}: TPE median {np.median(tpe):.4f}, random {np.median(rnd):.4f}; TPE ahead in {wins} of 20 "
+              f"paired replicates, sign test p = {p:.2g}")
+        assert np.median(tpe) > np.median(rnd) and p < 0.05
+
+
+# ------------------------------------------------------------------ determinism and resume
+
+
+def test_a_tuned_study_asks_the_same_parameters_twice_and_after_a_sigkill_and_a_lost_journal(tmp_path, ray_local):
+    space = tmp_path / "small.yaml"
+    space.write_text(SMALL)
+    a, b = tmp_path / "a", tmp_path / "b"
+    run_tuned(space, a, num_cpus=2)
+    run_tuned(space, b, num_cpus=2)
+    ra, rb = rows(a), rows(b)
+    assert len(ra) == ra.index.nunique() == 2 * 2 * 12
+    assert ra[PARAMS + ["search", "replicate", "position"]].equals(rb[PARAMS + ["search", "replicate", "position"]])
+    # replicate r of both options shares its seeds: the startup trials propose the same parameters
+    first = ra[ra.position == 0].set_index(["replicate", "option"]).lr.unstack()
+    assert (first.softmax == first.crf).all()
+    assert ra.momentum.isna().eq(ra.dropout == 0.0).all(), "a parameter whose condition fails is null"
+
+    # a driver SIGKILLed in its second wave, then one journal lost, then a resume
+    killed = tmp_path / "killed"
+    slow = tmp_path / "slow.yaml"
+    slow.write_text(SMALL.replace("epoch_seconds: 0.0", "epoch_seconds: 0.15"))
+    tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="sst-", dir="/tmp")
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(slow), "--out", str(killed),
+                                 "--num-cpus", "2", "--quiet"], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 240
+        while stored(killed) < 20 and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert proc.poll() is None, "the study ended before its second wave could be killed"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    finally:
+        wait_gone(tag, timeout=150, ray_tmp=ray_tmp, orphans=True)
+        kill_tagged(tag, ray_tmp)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    at_kill = stored(killed)
+    assert 16 <= at_kill < 32, at_kill                    # in the second wave (positions 4-7)
+    journal_path(killed, "crf", 1).unlink()               # lost: rebuilt from the stored rows
+    run_tuned(slow, killed, num_cpus=2)
+    rk = rows(killed)
+    assert len(rk) == rk.index.nunique() == 48, "every trial key once"
+    assert rk[PARAMS + ["position"]].equals(ra[PARAMS + ["position"]]), "the same parameters as the whole run"
+    # each journal (one rebuilt, three kept or rebuilt) holds its search's trials, in position order
+    for (option, r), g in rk.groupby(["option", "replicate"]):
+        path = journal_path(killed, option, r)
+        study = optuna.load_study(study_name=f"{option}@r{r:02d}",
+                                  storage=optuna.storages.JournalStorage(optuna.storages.journal.JournalFileBackend(
+                                      str(path))))
+        g = g.sort_values("position")
+        assert [t.value for t in study.trials] == pytest.approx(g.dev_score.tolist())
+        assert [t.params.get("lr") for t in study.trials] == g.lr.tolist()
+
+
+# ------------------------------------------------------------------ exactness
+
+
+def by_hand_best(dev, test, ok, mode):
+    out, best, chosen = [], None, float("nan")
+    for d, t, good in zip(dev, test, ok):
+        if good and not math.isnan(d) and (best is None or (d > best if mode == "max" else d < best)):
+            best, chosen = d, t
+        out.append(chosen)
+    return out
+
+
+@pytest.mark.parametrize("mode", ["max", "min"])
+def test_the_tuned_outcome_curve_is_the_best_dev_trials_test_score_so_far(mode):
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(1, 15))
+        dev = rng.choice([0.1, 0.2, 0.3, np.nan], size=n)             # ties and missing dev scores
+        test = rng.random(n)
+        ok = rng.random(n) > 0.2                                      # failed trials spend their position
+        got = best_so_far(dev, test, ok, mode=mode)
+        assert np.array_equal(got, by_hand_best(dev, test, ok, mode), equal_nan=True)
+
+
+def frame(outcome_rows):
+    return pd.DataFrame(outcome_rows, columns=["choice", "option", "replicate", "position", "status", "dev_score",
+                                               "test_score"])
+
+
+def test_win_shares_delta_and_the_one_search_estimate_agree_with_counts_and_enumeration():
+    rng = np.random.default_rng(5)
+    budget, reps = 4, 9
+    data = [("c", o, r, p, "failed" if rng.random() < 0.1 else "ok", float(rng.integers(0, 6)) / 10,
+             round(float(rng.random()), 3)) for o in ("a", "b") for r in range(reps) for p in range(budget)]
+    df = frame(data)
+    tc = tuned_comparison(df, choice="c", options=["a", "b"], budget=budget, sampler="random", n_bootstrap=200)
+    # the win shares at the full budget by a hand count over paired replicates
+    final = {}
+    for o, r in itertools.product("ab", range(reps)):
+        mine = [x for x in data if x[1] == o and x[2] == r]
+        final[o, r] = by_hand_best([x[5] for x in mine], [x[6] for x in mine], [x[4] == "ok" for x in mine],
+                                   "max")[-1]
+    paired = [r for r in range(reps) if not math.isnan(final["a", r]) and not math.isnan(final["b", r])]
+    wins_a = sum(1.0 if final["a", r] > final["b", r] else 0.5 if final["a", r] == final["b", r] else 0.0
+                 for r in paired)
+    assert tc.full.n == len(paired)
+    assert tc.full.shares["a"] == pytest.approx(wins_a / len(paired))
+    assert tc.shares.loc[budget, "a"] == pytest.approx(wins_a / len(paired))
+    loser = "b" if tc.full.best == "a" else "a"
+    assert tc.full.delta[loser] == pytest.approx(np.median([final[loser, r] - final[tc.full.best, r]
+                                                            for r in paired]))
+    # Dodge's estimate by enumerating every ordered draw of b trials (with replacement) from the pooled pool;
+    # ties on dev share the mean test score of the tied trials (a uniformly random pick among them)
+    for o in "ab":
+        pool = [(x[5], x[6]) for x in data if x[1] == o and x[4] == "ok"]
+        for b in (1, 2, 3):
+            total = 0.0
+            for draw in itertools.product(pool, repeat=b):
+                top = max(d for d, _ in draw)
+                total += np.mean([t for d, t in draw if d == top])
+            assert tc.expected[o][b - 1] == pytest.approx(total / len(pool) ** b)
+    searches = sum(1 for r in range(reps) if not math.isnan(final["a", r]))
+    assert f"| a | {searches} | " in tuned_table(tc).markdown()
+
+
+def test_dodges_estimate_equals_enumeration_with_distinct_dev_scores():
+    dev, test = [0.3, 0.1, 0.7, 0.5], [0.9, 0.2, 0.4, 0.6]
+    for n in (1, 2, 3):
+        by_enum = np.mean([test[max(idx, key=lambda i: dev[i])] for idx in itertools.product(range(4), repeat=n)])
+        assert expected_selected(dev, test, n, replace=True)[0][0] == pytest.approx(by_enum)
+
+
+# ------------------------------------------------------------------ report, dashboard, readers
+
+
+def test_the_report_and_the_dashboard_show_the_tuned_table_and_the_budget_curves(tmp_path, ray_local, browser,
+                                                                                 dashboard):
+    space = tmp_path / "small.yaml"
+    space.write_text(SMALL.replace("budget: 12", "budget: 8"))
+    out = tmp_path / "run"
+    run_tuned(space, out, num_cpus=2)
+    df = analysis.load(out)
+    tc = study_tuned(out, df, n_bootstrap=200)
+    curves = tuned_outcomes(df, 8)
+    md = analysis.report(out, n_bootstrap=200)
+    assert md.startswith("**tuned comparison: classifier at budget 8 (tpe)**")
+    assert "| softmax | 2 |" in md and "| crf | 2 |" in md and "seed variance" not in md
+    for fmt, marker in (("html", "<caption>tuned comparison"), ("latex", "tuned comparison")):
+        assert marker in analysis.report(out, fmt, n_bootstrap=200)
+    page = Page(browser)
+    page.page.goto(dashboard(out))
+    page.wait(FIGURE_READY, ["sequence"])
+    meta = page.figure("sequence")["meta"]
+    assert meta["id"] == "budget" and meta["budget"] == 8
+    for option in ("softmax", "crf"):
+        assert meta["median"][option] == pytest.approx(np.median(curves.loc[option].to_numpy(), axis=0).tolist())
+        assert meta["shares"][option] == pytest.approx(tc.shares[option].tolist())
+    assert page.errors == []
+    page.close()
+    html = tmp_path / "report.html"
+    assert main(["report", str(out), "-o", str(html)]) == 0
+    text = html.read_text()
+    assert 'id="budget-classifier"' in text and 'id="winshares-classifier"' not in text
+    # the contract's readers keep working on the new columns
+    assert main(["status", str(out)]) == 0 and main(["export", str(out), "-o", str(tmp_path / "x.csv")]) == 0
+    assert {"search", "replicate", "position"} <= set(pd.read_csv(tmp_path / "x.csv").columns)
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize("edit, key", [
+    (("budget: 12", "budget: 0"), "tune.budget"),
+    (("replicates: 2", "replicates: 1"), "tune.replicates"),
+    (("sampler: tpe", "sampler: cmaes"), "tune.sampler"),
+    (("name: small", "name: small\nsamples: 10"), "samples"),
+    (("name: small", "name: small\nseeds: 3"), "seeds"),
+    (("wave: 4", "wave: 13"), "tune.wave"),
+    (("wave: 4", "wave: 4, patience: 3"), "tune.patience"),
+    (("compare: {classifier: [softmax, crf]}", "compare: {classifier: [softmax, crf], opt: [adam, sgd]}"),
+     "compare"),
+    (("fixed: {epoch_seconds: 0.0}", "fixed: {epoch_seconds: 0.0}\nuntil: {budget: {samples: 4}}"), "until"),
+])
+def test_a_bad_tune_block_exits_2_naming_its_key_with_nothing_written(tmp_path, capsys, edit, key):
+    space = tmp_path / "bad.yaml"
+    space.write_text(SMALL.replace(*edit))
+    out = tmp_path / "never"
+    assert main(["run", str(space), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"{space}: {key}" in err, err
+    assert not out.exists()
+
+
+def test_an_empty_space_is_refused(tmp_path, capsys):
+    space = tmp_path / "bad.yaml"
+    text = re.sub(r"space:\n(  .*\n)+", "space: {}\n", SMALL)
+    space.write_text(text.replace("optimum: {lr: 0.01, dropout: 0.25}, ", ""))
+    assert main(["check", str(space)]) == 2
+    assert f"{space}: space" in capsys.readouterr().err
