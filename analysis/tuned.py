@@ -14,8 +14,8 @@ the win shares and the outcome's median and IQR, as curves over b.
 Beside each curve, Dodge et al.'s (2019) estimate of the same quantity from
 one pooled search: the expected test score of the best-dev trial among b
 drawn from the option's trials that were sampled at random (every trial of a
-``random`` search; a ``tpe`` search's startup trials, positions < 10;
-none for ``qmc``, whose points are not independent draws), with replacement
+``random`` search; a ``tpe`` search's startup trials, the positions asked
+before 10 were told; none for ``qmc``, whose points are not independent draws), with replacement
 as in the paper. How far it lies from the replicated median shows how well
 one search predicts what another search would find.
 
@@ -88,9 +88,16 @@ def tuned_outcomes(df: pd.DataFrame, budget: int, *, mode: str = "max") -> pd.Da
     return pd.DataFrame(list(rows.values()), index=index, columns=range(1, budget + 1))
 
 
-def random_positions(sampler: str, budget: int) -> int:
-    """How many first positions of a search were drawn at random (see the module docstring)."""
-    return {"random": budget, "tpe": min(TPE_STARTUP, budget)}.get(sampler, 0)
+def random_positions(sampler: str, budget: int, wave: int = 1) -> int:
+    """How many first positions of a search were drawn at random (see the module
+    docstring): TPE draws at random until :data:`TPE_STARTUP` trials are told,
+    and a wave's trials are all asked before any of them is told.
+
+    >>> random_positions("tpe", 32, 4), random_positions("tpe", 12, 4), random_positions("qmc", 32, 4)
+    (12, 12, 0)
+    """
+    startup = -(-TPE_STARTUP // wave) * wave
+    return {"random": budget, "tpe": min(startup, budget)}.get(sampler, 0)
 
 
 @dataclass
@@ -127,7 +134,7 @@ def _paired_frame(outcomes: pd.DataFrame, b: int, choice: str) -> pd.DataFrame:
 
 
 def tuned_comparison(df: pd.DataFrame, *, choice: str, options: list[str], budget: int, sampler: str,
-                     mode: str = "max", n_bootstrap: int = 1000, seed: int = 0) -> TunedComparison:
+                     mode: str = "max", wave: int = 1, n_bootstrap: int = 1000, seed: int = 0) -> TunedComparison:
     """The tuned comparison of the trials ``df`` of a tuned study (see the module docstring)."""
     df = df[df["choice"].astype(str) == choice]
     outcomes = tuned_outcomes(df, budget, mode=mode)
@@ -146,7 +153,7 @@ def tuned_comparison(df: pd.DataFrame, *, choice: str, options: list[str], budge
         wide = outcomes[b].unstack("option").reindex(columns=options).dropna()
         shares[b] = win_shares(sign * wide.to_numpy()) if len(wide) else np.full(len(options), np.nan)
     expected, pooled = {}, {}
-    k = random_positions(sampler, budget)
+    k = random_positions(sampler, budget, wave)
     for o in options:
         mine = df[(df["option"].astype(str) == o) & (df["position"] < k) & (df["status"].astype(str) != "failed")]
         pooled[o] = int(np.isfinite(mine["dev_score"].to_numpy(dtype=float)).sum())
@@ -208,6 +215,6 @@ def study_tuned(run_dir: str | Path, df: pd.DataFrame, *, n_bootstrap: int = 100
         return None
     (entry,) = manifest["compare"]
     return tuned_comparison(df, choice=entry["choice"], options=[str(o) for o in entry["options"]],
-                            budget=int(tune["budget"]), sampler=str(tune["sampler"]),
+                            budget=int(tune["budget"]), sampler=str(tune["sampler"]), wave=int(tune["wave"]),
                             mode=(manifest.get("train") or {}).get("mode") or "max", n_bootstrap=n_bootstrap,
                             seed=seed)

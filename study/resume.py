@@ -71,9 +71,11 @@ def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
         for ra, rb in zip(a, b):
             if ra != rb:
                 col = next(c for c in ra if ra[c] != rb[c])
+                why = ("a search asked other parameters than its stored trial: another Optuna version, or a "
+                       "changed space, sampler or sampler_seed" if space.tune else
+                       "sampler, sampler_seed, ranges or options changed")
                 raise UserError(where, f"configuration {ra['config_id']} would change: {col} was "
-                                f"{ra[col]!r}, now {rb[col]!r} (sampler, sampler_seed, ranges or options "
-                                "changed).", fix)
+                                f"{ra[col]!r}, now {rb[col]!r} ({why}).", fix)
 
 
 @dataclass

@@ -156,9 +156,10 @@ class _Search:
         if self.path.exists():
             try:
                 study = optuna.load_study(study_name=self.name, storage=self._storage(self.path))
-                have = [(t.params, t.value if t.state == optuna.trial.TrialState.COMPLETE else None)
+                have = [(t.params, t.value if t.state == optuna.trial.TrialState.COMPLETE else None, t.state)
                         for t in study.get_trials(deepcopy=False)]
-                if have == self._expected(history):
+                states = optuna.trial.TrialState
+                if have == [(p, v, states.FAIL if v is None else states.COMPLETE) for p, v in self._expected(history)]:
                     return study
             except (KeyError, ValueError, RuntimeError):
                 pass                                # unreadable or not this search: rebuilt below

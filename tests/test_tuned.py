@@ -57,9 +57,9 @@ space:
   lr: {loguniform: [1.0e-4, 1.0e-1]}
   dropout: {choice: [0.0, 0.25, 0.5]}
   momentum: {uniform: [0.0, 0.9], when: {dropout: [0.25, 0.5]}}
-fixed: {epoch_seconds: 0.0}
-train: {max_epochs: 2, patience: 1}
-tune: {sampler: tpe, budget: 12, replicates: 2, wave: 4}
+fixed: {epoch_seconds: 0.1}
+train: {max_epochs: 1, patience: 1}
+tune: {sampler: tpe, budget: 16, replicates: 2, wave: 4}
 """
 PARAMS = ["lr", "dropout", "momentum"]
 
@@ -102,33 +102,29 @@ def test_tpe_beats_random_search_on_a_smooth_objective(tmp_path, ray_local):
 
 
 def test_a_tuned_study_asks_the_same_parameters_twice_and_after_a_sigkill_and_a_lost_journal(tmp_path, ray_local):
+    """The same file run twice: once whole, once SIGKILLed in its last wave
+    (the first that TPE models: its first 10 trials are random and waves of 4
+    ask with 0, 4, 8 and 12 told), with one journal then lost, and resumed."""
     space = tmp_path / "small.yaml"
     space.write_text(SMALL)
-    a, b = tmp_path / "a", tmp_path / "b"
-    run_tuned(space, a, num_cpus=2)
-    run_tuned(space, b, num_cpus=2)
-    ra, rb = rows(a), rows(b)
-    assert len(ra) == ra.index.nunique() == 2 * 2 * 12
-    assert ra[PARAMS + ["search", "replicate", "position"]].equals(rb[PARAMS + ["search", "replicate", "position"]])
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    run_tuned(space, whole, num_cpus=2)
+    ra = rows(whole)
+    assert len(ra) == ra.index.nunique() == 2 * 2 * 16
     # replicate r of both options shares its seeds: the startup trials propose the same parameters
     first = ra[ra.position == 0].set_index(["replicate", "option"]).lr.unstack()
     assert (first.softmax == first.crf).all()
     assert ra.momentum.isna().eq(ra.dropout == 0.0).all(), "a parameter whose condition fails is null"
-
-    # a driver SIGKILLed in its second wave, then one journal lost, then a resume
-    killed = tmp_path / "killed"
-    slow = tmp_path / "slow.yaml"
-    slow.write_text(SMALL.replace("epoch_seconds: 0.0", "epoch_seconds: 0.15"))
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="sst-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(slow), "--out", str(killed),
+        proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(killed),
                                  "--num-cpus", "2", "--quiet"], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 240
-        while stored(killed) < 20 and proc.poll() is None and time.monotonic() < deadline:
+        while stored(killed) < 52 and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert proc.poll() is None, "the study ended before its second wave could be killed"
+        assert proc.poll() is None, "the study ended before its last wave could be killed"
         proc.send_signal(signal.SIGKILL)
         proc.wait()
     finally:
@@ -136,13 +132,19 @@ def test_a_tuned_study_asks_the_same_parameters_twice_and_after_a_sigkill_and_a_
         kill_tagged(tag, ray_tmp)
         shutil.rmtree(ray_tmp, ignore_errors=True)
     at_kill = stored(killed)
-    assert 16 <= at_kill < 32, at_kill                    # in the second wave (positions 4-7)
+    assert 48 <= at_kill < 64, at_kill                    # in the last wave (positions 12-15)
     journal_path(killed, "crf", 1).unlink()               # lost: rebuilt from the stored rows
-    run_tuned(slow, killed, num_cpus=2)
+    run_tuned(space, killed, num_cpus=2)
     rk = rows(killed)
-    assert len(rk) == rk.index.nunique() == 48, "every trial key once"
-    assert rk[PARAMS + ["position"]].equals(ra[PARAMS + ["position"]]), "the same parameters as the whole run"
-    # each journal (one rebuilt, three kept or rebuilt) holds its search's trials, in position order
+    assert len(rk) == rk.index.nunique() == 64, "every trial key once"
+    cols = PARAMS + ["search", "replicate", "position"]
+    assert rk[cols].equals(ra[cols]), "the same parameters for every (option, replicate, position)"
+    # each journal (rebuilt after the kill: one was lost, the others held asks never told) holds its
+    # search's trials in position order; a journal that agrees with the rows is kept as it is
+    stamps = {p: p.stat().st_mtime_ns for p in (killed / "optuna").glob("*.journal")}
+    again = run_tuned(space, killed, num_cpus=2)
+    assert again.scheduled == 0 and again.total == 64
+    assert {p: p.stat().st_mtime_ns for p in (killed / "optuna").glob("*.journal")} == stamps and len(stamps) == 4
     for (option, r), g in rk.groupby(["option", "replicate"]):
         path = journal_path(killed, option, r)
         study = optuna.load_study(study_name=f"{option}@r{r:02d}",
@@ -231,7 +233,7 @@ def test_dodges_estimate_equals_enumeration_with_distinct_dev_scores():
 def test_the_report_and_the_dashboard_show_the_tuned_table_and_the_budget_curves(tmp_path, ray_local, browser,
                                                                                  dashboard):
     space = tmp_path / "small.yaml"
-    space.write_text(SMALL.replace("budget: 12", "budget: 8"))
+    space.write_text(SMALL.replace("budget: 16", "budget: 8").replace("epoch_seconds: 0.1", "epoch_seconds: 0.0"))
     out = tmp_path / "run"
     run_tuned(space, out, num_cpus=2)
     df = analysis.load(out)
@@ -265,16 +267,16 @@ def test_the_report_and_the_dashboard_show_the_tuned_table_and_the_budget_curves
 
 
 @pytest.mark.parametrize("edit, key", [
-    (("budget: 12", "budget: 0"), "tune.budget"),
+    (("budget: 16", "budget: 0"), "tune.budget"),
     (("replicates: 2", "replicates: 1"), "tune.replicates"),
     (("sampler: tpe", "sampler: cmaes"), "tune.sampler"),
     (("name: small", "name: small\nsamples: 10"), "samples"),
     (("name: small", "name: small\nseeds: 3"), "seeds"),
-    (("wave: 4", "wave: 13"), "tune.wave"),
+    (("wave: 4", "wave: 17"), "tune.wave"),
     (("wave: 4", "wave: 4, patience: 3"), "tune.patience"),
     (("compare: {classifier: [softmax, crf]}", "compare: {classifier: [softmax, crf], opt: [adam, sgd]}"),
      "compare"),
-    (("fixed: {epoch_seconds: 0.0}", "fixed: {epoch_seconds: 0.0}\nuntil: {budget: {samples: 4}}"), "until"),
+    (("fixed: {epoch_seconds: 0.1}", "fixed: {epoch_seconds: 0.1}\nuntil: {budget: {samples: 4}}"), "until"),
 ])
 def test_a_bad_tune_block_exits_2_naming_its_key_with_nothing_written(tmp_path, capsys, edit, key):
     space = tmp_path / "bad.yaml"
