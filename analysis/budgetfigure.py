@@ -2,7 +2,8 @@
 IQR over replicates of the tuned outcome (the best-dev trial's test score so
 far) against the budget b, with the one-search estimate of Dodge et al.
 dashed beside it, and below, each option's win share over paired replicates
-at every b."""
+at every b (its ``meta`` also holds the median Δ to the best and P(best >
+option) at every b)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ def budget_figure(tc: TunedComparison | None, fig_id: str = "budget") -> go.Figu
     b = np.arange(1, tc.budget + 1)
     fig = make_subplots(rows=2, cols=1, shared_xaxes=True, row_heights=[0.68, 0.32], vertical_spacing=0.06)
     meta = {"id": fig_id, "choice": tc.choice, "budget": tc.budget, "sampler": tc.sampler, "median": {},
-            "q25": {}, "q75": {}, "expected": {}, "shares": {}}
+            "q25": {}, "q75": {}, "expected": {}, "shares": {},
+            "best": tc.full.best, "delta": {}, "p_better": {}}
     for i, option in enumerate(tc.options):
         color = COLORS[i % len(COLORS)]
         mine = tc.outcomes.index.get_level_values("option") == option
@@ -53,6 +55,8 @@ def budget_figure(tc: TunedComparison | None, fig_id: str = "budget") -> go.Figu
                                      hovertemplate=f"{option}: E[max] %{{y:.4f}} at b = %{{x}}"), row=1, col=1)
         share = tc.shares[option].to_numpy(dtype=float)
         meta["shares"][option] = _finite(share)
+        meta["delta"][option] = _finite(tc.delta[option].to_numpy(dtype=float))
+        meta["p_better"][option] = _finite(tc.p_better[option].to_numpy(dtype=float))
         fig.add_trace(go.Scatter(x=b, y=share, mode="lines", line={"color": color}, showlegend=False,
                                  legendgroup=option, hovertemplate=f"{option}: win share %{{y:.2f}} at b = %{{x}}"),
                       row=2, col=1)

@@ -113,6 +113,8 @@ class TunedComparison:
     full: Comparison                            # over paired replicates at the full budget
     improvement: dict[str, Improvement]         # option -> P(best > option), paired replicates
     shares: pd.DataFrame                        # b x option: win shares over the replicates paired at b
+    delta: pd.DataFrame | None = None           # b x option: median(option − best) over the replicates paired at b
+    p_better: pd.DataFrame | None = None        # b x option: P(best > option) over the replicates paired at b
     expected: dict[str, np.ndarray] = field(default_factory=dict)   # option -> Dodge's estimate at b = 1 … budget
     pooled: dict[str, int] = field(default_factory=dict)            # option -> random trials pooled for it
 
@@ -148,10 +150,16 @@ def tuned_comparison(df: pd.DataFrame, *, choice: str, options: list[str], budge
                                                full.scores(o) * (1 if mode == "max" else -1), paired=True,
                                                n_bootstrap=n_bootstrap, seed=seed)
     sign = 1.0 if mode == "max" else -1.0
-    shares = {}
-    for b in range(1, budget + 1):
+    shares, delta, p_better = {}, {}, {}
+    for b in range(1, budget + 1):         # the curves: the same statistics over the replicates paired at b
         wide = outcomes[b].unstack("option").reindex(columns=options).dropna()
-        shares[b] = win_shares(sign * wide.to_numpy()) if len(wide) else np.full(len(options), np.nan)
+        values = wide.to_numpy()
+        shares[b] = win_shares(sign * values) if len(wide) else np.full(len(options), np.nan)
+        delta[b] = p_better[b] = np.full(len(options), np.nan)
+        if len(wide) and full.best is not None:
+            ahead = sign * (wide[full.best].to_numpy()[:, None] - values)     # best − option, better direction
+            delta[b] = np.median(values - wide[full.best].to_numpy()[:, None], axis=0)
+            p_better[b] = ((ahead > 0) + 0.5 * (ahead == 0)).mean(axis=0)
     expected, pooled = {}, {}
     k = random_positions(sampler, budget, wave)
     for o in options:
@@ -162,7 +170,8 @@ def tuned_comparison(df: pd.DataFrame, *, choice: str, options: list[str], budge
                                             mine["test_score"].to_numpy(dtype=float), np.arange(1, budget + 1),
                                             replace=True)[0]
     return TunedComparison(choice, list(options), budget, sampler, mode, outcomes, full, improvement,
-                           pd.DataFrame(shares, index=options).T, expected, pooled)
+                           pd.DataFrame(shares, index=options).T, pd.DataFrame(delta, index=options).T,
+                           pd.DataFrame(p_better, index=options).T, expected, pooled)
 
 
 def tuned_table(tc: TunedComparison) -> Table:

@@ -188,7 +188,8 @@ def test_win_shares_delta_and_the_one_search_estimate_agree_with_counts_and_enum
     rng = np.random.default_rng(5)
     budget, reps = 4, 9
     data = [("c", o, r, p, "failed" if rng.random() < 0.1 else "ok", float(rng.integers(0, 6)) / 10,
-             round(float(rng.random()), 3)) for o in ("a", "b") for r in range(reps) for p in range(budget)]
+             float(rng.integers(0, 4)) / 4) for o in ("a", "b") for r in range(reps) for p in range(budget)]
+    # (few distinct scores: ties in dev, in the chosen test scores and between paired replicates)
     df = frame(data)
     tc = tuned_comparison(df, choice="c", options=["a", "b"], budget=budget, sampler="random", n_bootstrap=200)
     # the win shares at the full budget by a hand count over paired replicates
@@ -206,6 +207,20 @@ def test_win_shares_delta_and_the_one_search_estimate_agree_with_counts_and_enum
     loser = "b" if tc.full.best == "a" else "a"
     assert tc.full.delta[loser] == pytest.approx(np.median([final[loser, r] - final[tc.full.best, r]
                                                             for r in paired]))
+    # the curves at every b: win share, median Δ to the best and P(best > option) by hand
+    for b in range(1, budget + 1):
+        at = {}
+        for o, r in itertools.product("ab", range(reps)):
+            mine = [x for x in data if x[1] == o and x[2] == r]
+            at[o, r] = by_hand_best([x[5] for x in mine], [x[6] for x in mine], [x[4] == "ok" for x in mine],
+                                    "max")[b - 1]
+        both = [r for r in range(reps) if not math.isnan(at["a", r]) and not math.isnan(at["b", r])]
+        best = tc.full.best
+        other = "b" if best == "a" else "a"
+        ahead = [1.0 if at[best, r] > at[other, r] else 0.5 if at[best, r] == at[other, r] else 0.0 for r in both]
+        assert tc.p_better.loc[b, other] == pytest.approx(np.mean(ahead))
+        assert tc.shares.loc[b, best] == pytest.approx(np.mean(ahead))
+        assert tc.delta.loc[b, other] == pytest.approx(np.median([at[other, r] - at[best, r] for r in both]))
     # Dodge's estimate by enumerating every ordered draw of b trials (with replacement) from the pooled pool;
     # ties on dev share the mean test score of the tied trials (a uniformly random pick among them)
     for o in "ab":
