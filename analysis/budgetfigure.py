@@ -64,7 +64,12 @@ def budget_figure(tc: TunedComparison | None, fig_id: str = "budget") -> go.Figu
     fig.update_xaxes(type="log", title_text="budget b (trials per search)", row=2, col=1)
     fig.update_yaxes(title_text="tuned test score (median, IQR)", row=1, col=1)
     fig.update_yaxes(title_text="win share", range=[0, 1], row=2, col=1)
+    c = tc.full                 # the tuned table's headline, so that the live dashboard shows it too
+    at_full = "; ".join(f"{o} − {c.best}: Δ {100 * c.delta[o]:+.2f} pts [{100 * c.delta_ci[o][0]:+.2f}, "
+                        f"{100 * c.delta_ci[o][1]:+.2f}], P({c.best} > {o}) {tc.improvement[o].p:.2f}"
+                        for o in tc.options if o != c.best and o in c.delta and o in tc.improvement)
     fig.update_layout(title=f"{tc.choice}: tuned outcome against the budget ({tc.sampler}, "
-                      f"{tc.outcomes.index.get_level_values('replicate').nunique()} replicates per option)",
-                      height=560, meta=meta)
+                      f"{tc.outcomes.index.get_level_values('replicate').nunique()} replicates per option)"
+                      + (f"<br><sub>at b = {tc.budget}, {c.n} paired replicates: {at_full}</sub>" if at_full else ""),
+                      height=580, meta=meta)
     return fig

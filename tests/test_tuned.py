@@ -26,6 +26,7 @@ import pytest
 from scipy.stats import binomtest
 
 import analysis
+from analysis.budgetfigure import budget_figure
 from analysis.evp import expected_selected
 from analysis.tuned import best_so_far, study_tuned, tuned_comparison, tuned_outcomes, tuned_table
 from seedsweep.cli import main
@@ -273,6 +274,10 @@ def test_the_report_and_the_dashboard_show_the_tuned_table_and_the_budget_curves
     assert main(["report", str(out), "-o", str(html)]) == 0
     text = html.read_text()
     assert 'id="budget-classifier"' in text and 'id="winshares-classifier"' not in text
+    loser = "softmax" if tc.full.best == "crf" else "crf"
+    title = budget_figure(tc).layout.title.text         # the table's headline, on the dashboard too
+    assert f"P({tc.full.best} > {loser}) {tc.improvement[loser].p:.2f}" in title
+    assert f"Δ {100 * tc.full.delta[loser]:+.2f} pts" in title
     # the contract's readers keep working on the new columns
     assert main(["status", str(out)]) == 0 and main(["export", str(out), "-o", str(tmp_path / "x.csv")]) == 0
     assert {"search", "replicate", "position"} <= set(pd.read_csv(tmp_path / "x.csv").columns)
