@@ -33,7 +33,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Iterator, TextIO
 
@@ -277,8 +277,10 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
     summary = None
     if not rd.exists():         # the manifest (and sealed claims) first: the journals live inside a run directory
         run(space_path, out, plan=(_configs(space, []), []), stream=stream, num_cpus=num_cpus, **kwargs)
-    with _quiet_optuna(optuna), ray_session(address=kwargs.get("address"), num_cpus=num_cpus,
-                                            ray_temp_dir=kwargs.get("ray_temp_dir")):
+    # one Ray for every wave (each run() joins it), started only when a wave is left to run
+    session = ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get(
+        "ray_temp_dir")) if first < tune.waves else nullcontext()
+    with _quiet_optuna(optuna), session:
         live = {(o, r): _Search(optuna, space, Path(out), o, r,
                                 [stored[_key(space, o, r, p)] for p in range(min(upto, tune.budget))])
                 for o, r in searches}
