@@ -13,9 +13,13 @@ default):
 * ``delta`` -- with ``score: [a, b]`` the median over runs of a − b (the
   paired difference of two score columns per run); with ``choice``,
   ``option`` and ``other`` the median over paired configurations of
-  score(option) − score(other); percentile bootstrap intervals;
+  score(option) − score(other); percentile bootstrap intervals. ``unit:
+  seed`` pairs each seed of a configuration instead (the same initialisation
+  and data order under every option): for populations, where one
+  configuration is run over many seeds;
 * ``rank`` -- per block (``blocks``, default ``task``) the options' mean
-  scores ranked, ties averaged; ``option``'s mean rank over blocks as an
+  scores (``statistic``: mean, median, or sd -- then the largest spread
+  ranks first) ranked, ties averaged; ``option``'s mean rank over blocks as an
   exact fraction, interval by bootstrap over blocks; rule ``best``.
 """
 
@@ -78,6 +82,9 @@ def judge(claim: Claim, df: pd.DataFrame, *, results=(), specs=(), n_bootstrap: 
         lo, hi = bootstrap_median(d, n_bootstrap=n_bootstrap, confidence=c, seed=seed)
         return ClaimResult(claim, verdict(e, (lo, hi), claim.target, claim.rule), len(d))
     if claim.kind in ("share", "delta"):
+        if claim.unit == "seed":          # the seed as a setting: (configuration, seed) is the paired unit
+            run_seed = rows["seed"].astype(str)
+            rows = rows.assign(config_id=rows["config_id"].astype(str) + "/seed=" + run_seed, pair_seed=run_seed)
         cmp = compare(rows, claim.choice, score=claim.score[0], n_bootstrap=n_bootstrap, seed=seed, confidence=c,
                       options=spec.options if spec is not None else None, results=results,
                       ignore=spec.ignore if spec is not None else (), mode=spec.mode if spec is not None else "max")
@@ -101,7 +108,8 @@ def judge(claim: Claim, df: pd.DataFrame, *, results=(), specs=(), n_bootstrap: 
     # rank
     ok = rows[(rows["status"] == "ok") if "status" in rows else slice(None)]
     column = claim.choice if claim.choice in ok else "option"
-    means = ok.assign(_o=ok[column].astype(str)).groupby([claim.blocks, "_o"])[claim.score[0]].mean().unstack("_o")
+    groups = ok.assign(_o=ok[column].astype(str)).groupby([claim.blocks, "_o"])[claim.score[0]]
+    means = groups.agg("std" if claim.statistic == "sd" else claim.statistic).unstack("_o")
     if claim.option not in means:
         raise UserError(f"claim {claim.id}", f"option {claim.option!r} has no finished run in these rows.",
                         "Fix the claim's option or its where filter.")

@@ -80,7 +80,8 @@ def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
         v, c = r.verdict, r.claim
         estimate = str(r.rank) if r.rank is not None else _num(v.estimate)
         lo, hi = v.interval
-        target = "strictly lowest mean rank" if c.kind == "rank" else _num(c.target)
+        target = _num(c.target) if c.kind != "rank" else "strictly lowest mean rank" + (
+            f" (by {c.statistic}, largest first)" if c.statistic != "mean" else "")
         why = v.why + (f" Note: {v.warning}." if v.warning else "")
         if c.kind == "value" and r.collapsed:
             keys = f" ({', '.join(r.collapsed_keys)})" if r.collapsed_keys else ""

@@ -18,6 +18,7 @@ import secrets
 import sys
 
 from seedsweep.adaptive import add_replay, run_adaptive
+from seedsweep.ledger import add_ledger
 from study import check, compact
 from study.claimsfile import read_claims
 from study.errors import EXIT_USER_ERROR, UserError, no_space
@@ -272,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_testbed)
 
     add_replay(sub)
+    add_ledger(sub)
     p = sub.add_parser("status", help="summarise a run directory")
     p.add_argument("dir")
     p.set_defaults(func=_cmd_status)

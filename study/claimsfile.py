@@ -78,7 +78,8 @@ KINDS = ("value", "share", "delta", "rank")
 IMPACTS = ("none", "minor", "material")
 _ID = re.compile(r"^[a-z0-9_-]+$")
 _KEYS = {"id", "kind", "choice", "option", "other", "where", "statistic", "score", "target", "rule", "blocks",
-         "confidence", "note"}
+         "confidence", "note", "unit"}
+UNITS = ("configuration", "seed")
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ class Claim:
     blocks: str = "task"
     confidence: float = 0.95
     note: str = ""
+    unit: str = "configuration"         # share and delta claims: what is paired (a configuration, or each seed of it)
 
 
 @dataclass(frozen=True)
@@ -208,9 +210,16 @@ def _claim(c: Any, place: str, confidence: float) -> Claim:
     where = c.get("where") or {}
     if not isinstance(where, dict):
         raise UserError(f"{place}.where", "a row filter is a mapping column: value (or [values]).", "")
-    if c.get("statistic", "mean") not in ("mean", "median"):
-        raise UserError(f"{place}.statistic", f"{c['statistic']!r} is not a statistic.", "Use mean or median.")
-    return Claim(id=cid, kind=kind, rule=rule, target=None if target is None else float(target),
+    statistics = ("mean", "median", "sd") if kind == "rank" else ("mean", "median")
+    if c.get("statistic", "mean") not in statistics:
+        raise UserError(f"{place}.statistic", f"{c['statistic']!r} is not a statistic of a {kind} claim.",
+                        f"Use {' or '.join(statistics)} (sd: rank claims only, the options ranked by their spread).")
+    unit = c.get("unit", "configuration")
+    if unit not in UNITS or (unit == "seed" and (kind not in ("share", "delta") or c.get("choice") is None)):
+        raise UserError(f"{place}.unit", f"{unit!r} does not fit a {kind} claim.",
+                        "Use configuration (the default: the seeds of a configuration averaged) or seed (each seed of "
+                        "a configuration paired across options; share and delta claims on a choice only).")
+    return Claim(id=cid, kind=kind, rule=rule, unit=unit, target=None if target is None else float(target),
                  choice=c.get("choice"), option=None if c.get("option") is None else str(c["option"]),
                  other=None if c.get("other") is None else str(c["other"]),
                  where={k: (v if isinstance(v, list) else [v]) for k, v in where.items()},

@@ -266,6 +266,60 @@ def test_a_rank_claim_ranks_the_options_within_each_block_and_refuses_a_shared_b
     assert str(tied.rank) == "3/2" and tied.verdict.verdict == "not reproduced" and "shared" in tied.verdict.why
 
 
+def test_a_rank_claim_by_sd_ranks_the_largest_spread_first():
+    import numpy as np
+    import pandas as pd
+
+    from study.claimsfile import parse_claims
+
+    rng = np.random.default_rng(3)
+    spreads = {"POS": {"SGD": 0.2, "Adam": 0.01, "Nadam": 0.02}, "NER": {"SGD": 0.05, "Adam": 0.1, "Nadam": 0.01}}
+    rows = [{"task": t, "Optimizer": o, "status": "ok", "test_score": 0.8 + s * rng.standard_normal()}
+            for t, by in spreads.items() for o, s in by.items() for _ in range(40)]
+    df = pd.DataFrame(rows)
+    claim = parse_claims({"source": "x", "claims": [{"id": "spread", "kind": "rank", "choice": "Optimizer",
+                                                     "option": "SGD", "statistic": "sd",
+                                                     "rule": {"best": True}}]}).claims[0]
+    # by hand: the sample standard deviations per task, ranked largest first
+    sd = {t: {o: float(np.std(df[(df.task == t) & (df.Optimizer == o)].test_score, ddof=1)) for o in by}
+          for t, by in spreads.items()}
+    ranks = {o: np.mean([1 + sum(sd[t][p] > sd[t][o] for p in sd[t]) for t in sd]) for o in ("SGD", "Adam")}
+    r = judge(claim, df)
+    assert float(r.rank) == ranks["SGD"] == 1.5 < ranks["Adam"] and r.verdict.verdict == "reproduced"
+    pos, ner = judge(claim, df[df.task == "POS"]), judge(claim, df[df.task == "NER"])
+    assert float(pos.rank) == 1.0 and pos.verdict.verdict == "reproduced"
+    assert float(ner.rank) == 2.0 and ner.verdict.verdict == "not reproduced"      # Adam spreads most on NER
+    with pytest.raises(UserError, match="statistic"):
+        parse_claims({"source": "x", "claims": [{"id": "v", "kind": "value", "statistic": "sd", "target": 0.1,
+                                                 "rule": {"above": True}}]})
+
+
+def test_a_delta_claim_with_unit_seed_pairs_each_seed_of_one_configuration():
+    import numpy as np
+    import pandas as pd
+
+    from study.claimsfile import parse_claims
+
+    rng = np.random.default_rng(5)
+    base = rng.normal(0.5, 0.05, size=7)                 # one configuration, 7 seeds: a population
+    gain = np.array([0.10, 0.12, -0.01, 0.08, 0.09, 0.11, 0.07])
+    rows = [{"config_id": "c00000", "choice": "augment_factor", "option": str(k), "augment_factor": k,
+             "seed": s + 1, "status": "ok", "trial_key": f"c00000/augment_factor={k}/seed={s + 1}",
+             "eval_negation": base[s] + (gain[s] if k == 4 else 0.0), "test_score": 0.8}
+            for k in (0, 4) for s in range(7)]
+    df = pd.DataFrame(rows)
+    raw = {"id": "x4", "kind": "delta", "choice": "augment_factor", "option": 4, "other": 0,
+           "score": "eval_negation", "target": 0.0, "rule": {"above": True}}
+    by_seed = judge(parse_claims({"source": "x", "claims": [{**raw, "unit": "seed"}]}).claims[0], df)
+    assert by_seed.n == 7 and by_seed.verdict.estimate == pytest.approx(float(np.median(gain)))
+    assert by_seed.verdict.verdict == "reproduced"
+    by_config = judge(parse_claims({"source": "x", "claims": [raw]}).claims[0], df)
+    assert by_config.n == 1 and by_config.verdict.estimate == pytest.approx(float(np.mean(gain)))
+    with pytest.raises(UserError, match="unit"):
+        parse_claims({"source": "x", "claims": [{"id": "v", "kind": "value", "unit": "seed", "target": 0.1,
+                                                 "rule": {"above": True}}]})
+
+
 SST5 = DATA / "sst5"
 
 

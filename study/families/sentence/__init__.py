@@ -15,6 +15,10 @@ of :mod:`study.families.vectors`) under one of four ``architecture``\\ s,
   pooling (a learned score per token, softmax over the sentence), then the
   output layer.
 
+``phrases: true`` (or false) trains on every labelled training phrase (or
+the root sentences only) whatever ``task.phrases`` says, so a study can
+compare the two (``null``, the default, follows ``task.phrases``).
+
 Dropout (``dropout``) comes before the output layer (and between the fc
 layers). ``width: null`` (the default) chooses the width whose count of
 trainable parameters is closest to ``params_target`` (40,000): fc 175,
@@ -35,7 +39,8 @@ Data: ``task`` as for the transformer family (:mod:`study.families.sentencedata`
 ``evaluate:`` sets are scored every epoch and stored at the best dev epoch
 (``eval_<name>``); ``augment: <phenomenon>`` with ``augment_factor: k`` adds
 that phenomenon's train sentences k times to the training data
-(:mod:`study.families.evalsets`).
+(:mod:`study.families.evalsets`); ``augment_factor: 0`` adds none, so a
+study can compare the factor with the vanilla population.
 
 **Seeds.** The trial seed seeds the initialisation and the dropout masks
 (torch's generator, seeded by :func:`study.trial.seed_everything`) and the

@@ -69,7 +69,8 @@ class Prepared:
     def __init__(self, space: "Space", hparams: dict[str, Any]) -> None:
         self.s = s = settings_of(space, hparams)
         check_settings(s, LIMITS, space.path, "sentence")
-        task_json = json.dumps(space.task, sort_keys=True)
+        task = dict(space.task) if s["phrases"] is None else {**space.task, "phrases": bool(s["phrases"])}
+        task_json = json.dumps(task, sort_keys=True)
         self.data = data = cached_sentences(task_json)
         self.names = names = data.label_names
         aug_texts, aug_labels = ([], []) if s["augment"] == "none" else augmentation(space, s["augment"])

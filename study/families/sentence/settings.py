@@ -18,7 +18,7 @@ KERNELS = (3, 4, 5)                 # the CNN's filter widths
 DEFAULTS: dict[str, Any] = {
     "architecture": "lstm", "width": None, "params_target": 40_000, "embeddings": "glove-6b-50d",
     "lr": 1e-3, "batch_size": 32, "dropout": 0.2, "weight_decay": 0.0, "max_length": 64,
-    "augment": "none", "augment_factor": 1, "order_seed": None,
+    "augment": "none", "augment_factor": 1, "order_seed": None, "phrases": None,
 }
 LIMITS = {
     "architecture": choice(*ARCHITECTURES),
@@ -26,8 +26,9 @@ LIMITS = {
     "params_target": integer(100, 10**8),
     "lr": number(0, 1), "batch_size": integer(1, 65536), "dropout": number(0, 0.99),
     "weight_decay": number(0, 10), "max_length": integer(1, 4096),
-    "augment_factor": integer(1, 1000, "How many times a phenomenon's train sentences are added."),
+    "augment_factor": integer(0, 1000, "How many times a phenomenon's train sentences are added (0: none)."),
     "order_seed": integer(0, 2**63 - 1, "Leave it out (null): each trial's data order follows its seed."),
+    "phrases": choice(False, True),     # null: task.phrases decides; a value overrides it (a choice to study)
 }
 
 

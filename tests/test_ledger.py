@@ -1,0 +1,127 @@
+"""``seedsweep ledger``: one page over many run directories. Two small
+synthetic run directories (one whose claims reproduce, one whose claims do
+not) and one without claims; every verdict and outcome on the page is checked
+against :func:`analysis.claims.judge` on each directory's own trials -- in
+Chromium for the HTML page (no console error), by text for Markdown -- and
+the located errors exit 2 with nothing written."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import analysis
+from analysis.claims import judge
+from analysis.report import comparisons_of
+from seedsweep.cli import main
+from study.claimsfile import read_claims
+from tests.rundirs import write_synthetic_run
+from tests.test_dashboard import CHROMIUM, Page, browser  # noqa: F401 -- browser is the module's fixture
+
+STUDY = """
+name: {name}
+family: synthetic
+samples: 6
+seeds: 2
+compare:
+  classifier: [softmax, crf]
+task:
+  effects: {{classifier: {{crf: 0.02}}}}
+  noise: 0.003
+space:
+  lr: {{loguniform: [1.0e-4, 1.0e-2]}}
+train: {{max_epochs: 3, patience: 2}}
+"""
+HOLDS = """
+source: "a synthetic study: CRF is better"
+deviations:
+  - {what: "synthetic scores", why: "a test", impact: none}
+claims:
+  - {id: crf-wins, kind: share, choice: classifier, option: crf, target: 1.0, rule: {interval: true, gate: 0.5}}
+  - {id: crf-better, kind: delta, choice: classifier, option: crf, other: softmax, target: 0.0, rule: {above: true}}
+"""
+FAILS = """
+source: "a synthetic study: Softmax is better"
+claims:
+  - {id: softmax-better, kind: delta, choice: classifier, option: softmax, other: crf, target: 0.0, rule: {above: true}}
+  - {id: softmax-wins, kind: share, choice: classifier, option: softmax, target: 1.0, rule: {interval: true, gate: 0.5}}
+"""
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, Path]:
+    """Three run directories: claims that hold, claims that fail, no claims."""
+    root = tmp_path_factory.mktemp("ledger")
+    out = {}
+    for name, claims in (("holds", HOLDS), ("fails", FAILS), ("bare", None)):
+        out[name] = root / name
+        write_synthetic_run(out[name], STUDY.format(name=f"ledger-{name}"))
+        if claims:
+            (root / f"{name}.yaml").write_text(claims)
+            assert main(["claims", "seal", str(root / f"{name}.yaml"), str(out[name])]) == 0
+    return out
+
+
+def expected(run: Path) -> tuple[str, dict[str, str]]:
+    """(source, {claim id: verdict}) by judging each claim on the directory's trials, apart from the ledger."""
+    claims = read_claims(run / "claims.yaml")
+    specs, results = comparisons_of(run)
+    df = analysis.load(run)
+    return claims.source, {c.id: judge(c, df, specs=specs, results=results).verdict.verdict for c in claims.claims}
+
+
+def test_the_markdown_ledger_shows_every_verdict_and_outcome_of_judge(runs, tmp_path):
+    page = tmp_path / "ledger.md"
+    assert main(["ledger", str(runs["holds"]), str(runs["fails"]), str(runs["bare"]), "-o", str(page)]) == 0
+    text = page.read_text()
+    rows = {cells[0]: cells for cells in (
+        [c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("| "))}
+    for name, outcome in (("holds", "reproduced"), ("fails", "not reproduced")):
+        source, verdicts = expected(runs[name])
+        assert set(verdicts.values()) == {"reproduced" if name == "holds" else "not reproduced"}
+        assert rows[source][1] == outcome                       # the summary row of the source
+        for cid, verdict in verdicts.items():
+            assert rows[cid][6] == verdict, (cid, rows[cid])
+    assert rows["no claims"][3] == "ledger-bare"
+    assert "Claims sealed" in text and "after the results existed (seal holds)" in text
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed: 'make test' installs it")
+def test_the_html_ledger_opens_in_chromium_with_the_verdicts_of_judge(runs, tmp_path, browser):  # noqa: F811
+    out = tmp_path / "ledger.html"
+    assert main(["ledger", str(runs["holds"]), str(runs["fails"]), str(runs["bare"]), "-o", str(out)]) == 0
+    page = Page(browser, offline=True)
+    page.page.goto(out.as_uri())
+    summary = page.page.eval_on_selector_all(
+        "#summary tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")
+    sections = page.page.eval_on_selector_all("section.study", """ss => ss.map(s => ({id: s.id,
+        source: s.dataset.source, rows: [...s.querySelectorAll('table')].filter(t => t.caption &&
+        t.caption.innerText === 'claims and verdicts').flatMap(t => [...t.tBodies[0].rows].map(
+        r => [r.cells[0].innerText, r.cells[6].innerText, r.cells[6].className]))}))""")
+    links = page.page.eval_on_selector_all("#summary a", "as => as.map(a => a.getAttribute('href'))")
+    assert page.errors == [] and page.refused == []
+    by_source = {r[0]: r for r in summary}
+    for name, outcome in (("holds", "reproduced"), ("fails", "not reproduced")):
+        source, verdicts = expected(runs[name])
+        assert by_source[source][1] == outcome
+        section = next(s for s in sections if s["source"] == source)
+        assert {r[0]: r[1] for r in section["rows"]} == verdicts
+        assert all(r[2].endswith(r[1].replace(" ", "-")) for r in section["rows"])   # each cell coloured by verdict
+    assert by_source["no claims"][3] == "ledger-bare"
+    assert sorted(links) == sorted("#" + s["id"] for s in sections)     # every study linked from the summary
+    page.context.close()
+
+
+def test_a_ledger_over_a_folder_that_is_not_a_run_directory_or_without_claims_exits_2(runs, tmp_path, capsys):
+    out = tmp_path / "ledger.md"
+    notrun = tmp_path / "notes"
+    notrun.mkdir()
+    assert main(["ledger", str(runs["holds"]), str(notrun), "-o", str(out)]) == 2
+    assert f"{notrun}: this folder has no manifest.json" in capsys.readouterr().err
+    assert main(["ledger", str(runs["bare"]), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"bare: no claims are sealed into any of these run directories", err)
+    assert "seedsweep claims seal FILE DIR" in err
+    assert not out.exists()
