@@ -202,3 +202,28 @@ def test_a_transformer_trial_scores_the_evaluation_sets_at_its_best_dev_epoch(tm
     assert set(results) == {f"eval_{s}" for s in sizes}
     for s, n in sizes.items():                      # an accuracy over that set's sentences
         assert 0 <= results[f"eval_{s}"] <= 1 and abs(results[f"eval_{s}"] * n - round(results[f"eval_{s}"] * n)) < 1e-6
+
+
+def test_the_phrases_hyperparameter_overrides_task_phrases_and_factor_0_adds_nothing(tmp_path):
+    trees = ["(3 (2 The) (4 (4 great) (2 film)))", "(1 (2 A) (0 (0 dull) (2 plot)))", "(4 (3 Fun) (2 .))"]
+    for split in ("train", "dev", "test"):
+        (tmp_path / f"{split}.txt").write_text("\n".join(trees) + "\n")
+    # by hand: the distinct labelled phrases that are not neutral (2): 3 roots, "great film", "great",
+    # "dull plot", "dull", "Fun"
+    phrases = {"The great film", "great film", "great", "A dull plot", "dull plot", "dull", "Fun .", "Fun"}
+    text = f"""
+name: phrases
+family: sentence
+samples: 1
+seeds: 1
+compare: {{phrases: [false, true]}}
+task: {{dataset: sst2, path: {tmp_path}, phrases: true}}
+evaluate: [{BED}]
+fixed: {{architecture: fc, augment: negation, augment_factor: 0}}
+"""
+    sp = parse_space(text, path=str(tmp_path / "s.yaml"))
+    roots, every = (SentenceModel(sp, {"phrases": p}, 1) for p in (False, True))
+    assert len(roots.splits["train"][1]) == 3 and len(every.splits["train"][1]) == len(phrases)
+    assert sorted(every.splits["train"][1].tolist()) == sorted([1, 1, 1, 0, 0, 0, 1, 1])
+    follows_task = SentenceModel(sp, {}, 1)                  # null: task.phrases (true) decides
+    assert len(follows_task.splits["train"][1]) == len(phrases)
