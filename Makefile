@@ -41,13 +41,14 @@ lock: setup
 
 # The reproduction ledger of the shipped studies (docs/ledger.md): imports the
 # R&G raw results three times (one claims file each), runs the SST-5 protocol
-# replay, the robustness populations, the augmentation factor and the encoder
-# pooling study with their claims sealed before the first trial (about two
-# hours on 2 cores; every step resumes), then writes the page.
+# replay, the robustness populations, the augmentation factor, the MiniLM
+# robustness and the encoder pooling study with their claims sealed
+# before the first trial (about two hours on 2 cores; every step resumes), then writes the page.
 DATA ?= ../shared/data
 RUNS ?= runs
 LEDGER_DIRS := $(RUNS)/rg2017-classifier $(RUNS)/rg2017-optimizer $(RUNS)/rg2017-chars $(RUNS)/sst5-protocol \
-  $(RUNS)/sst2-robustness-closest $(RUNS)/sst2-augment-factor $(RUNS)/sst5-encoders-pooling
+  $(RUNS)/sst2-robustness-closest $(RUNS)/sst2-augment-factor $(RUNS)/sst2-robustness-minilm \
+  $(RUNS)/sst5-encoders-pooling
 ledger: setup
 	for n in classifier optimizer chars; do test -f $(RUNS)/rg2017-$$n/claims.yaml || { \
 	  $(BIN)/seedsweep import $(DATA)/rg2017/hyperparameter_results.csv.gz --out $(RUNS)/rg2017-$$n && \
@@ -59,6 +60,8 @@ ledger: setup
 	  --out $(RUNS)/sst2-robustness-closest --claims claims/sst2_robustness.yaml --quiet
 	SEEDSWEEP_DATA=$(DATA) $(BIN)/seedsweep run search_spaces/sst2_augment_factor.yaml \
 	  --out $(RUNS)/sst2-augment-factor --claims claims/sst2_augmentation.yaml --quiet
+	SEEDSWEEP_DATA=$(DATA) $(BIN)/seedsweep run search_spaces/sst2_robustness_minilm.yaml \
+	  --out $(RUNS)/sst2-robustness-minilm --claims claims/sst2_robustness_minilm.yaml --quiet
 	SEEDSWEEP_DATA=$(DATA) $(BIN)/seedsweep run search_spaces/sst5_encoders_pooling.yaml \
 	  --out $(RUNS)/sst5-encoders-pooling --claims claims/encoder_dispersion.yaml --quiet
 	$(BIN)/seedsweep ledger $(LEDGER_DIRS) -o docs/ledger.md --command-line "make ledger"

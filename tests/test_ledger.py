@@ -125,3 +125,55 @@ def test_a_ledger_over_a_folder_that_is_not_a_run_directory_or_without_claims_ex
     assert re.search(r"bare: no claims are sealed into any of these run directories", err)
     assert "seedsweep claims seal FILE DIR" in err
     assert not out.exists()
+
+
+REPO = Path(__file__).resolve().parents[1]
+LEDGER = REPO / "docs" / "ledger.md"
+CLAIMS = sorted((REPO / "claims").glob("*.yaml"))
+
+
+def ledger_rows(text: str) -> dict[str, list[str]]:
+    """The committed ledger's table rows by their first cell."""
+    return {cells[0]: cells for cells in ([c.strip() for c in line.strip("|").split("|")]
+                                          for line in text.splitlines() if line.startswith("| "))}
+
+
+@pytest.mark.parametrize("path", CLAIMS, ids=lambda p: p.name)
+def test_every_shipped_claims_file_passes_check_and_is_in_the_committed_ledger_with_its_verdicts(path):
+    claims = read_claims(path)
+    rows = ledger_rows(LEDGER.read_text())
+    assert rows[claims.source][1] in ("reproduced", "partially reproduced", "not reproduced")
+    assert rows[claims.source][2].startswith(f"{len(claims.claims)}:")
+    for c in claims.claims:
+        assert rows[c.id][6] in ("reproduced", "not reproduced", "inconclusive"), (path.name, c.id)
+
+
+RG_CSV = Path(__import__("os").environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data")) / \
+    "rg2017" / "hyperparameter_results.csv.gz"
+
+
+@pytest.mark.skipif(not RG_CSV.is_file(), reason=f"the R&G raw results are not at {RG_CSV} "
+                                                  "(set SEEDSWEEP_SHARED_DATA)")
+def test_the_rg2017_optimizer_and_character_claims_on_the_raw_results_match_the_committed_ledger(tmp_path):
+    from analysis.imported import import_csv
+
+    out = import_csv(RG_CSV, tmp_path / "rg")
+    specs, results = comparisons_of(out)
+    df = analysis.load(out)
+    rows = ledger_rows(LEDGER.read_text())
+    judged = {}
+    for name in ("rg2017_optimizer", "rg2017_chars"):
+        for c in read_claims(REPO / "claims" / f"{name}.yaml").claims:
+            judged[c.id] = judge(c, df, specs=specs, results=results)
+            assert rows[c.id][6] == judged[c.id].verdict.verdict, c.id
+    single = df[df.Setting == "SingleTask"]
+    # oracles computed apart from judge: the comparison's win share, and the spread ranked by pandas
+    shares = analysis.compare_tasks(single, "Optimizer", options=["Adam_org", "Nadam", "RMSProp", "Adadelta",
+                                                                  "Adagrad", "SGD"], ignore=["Backend"],
+                                    results=results)
+    assert judged["nadam-pos"].verdict.estimate == pytest.approx(shares["POS"].shares["Nadam"])
+    assert judged["nadam-pos"].verdict.estimate == pytest.approx(0.826, abs=0.001)     # the published share
+    for task in ("POS", "Chunking", "NER"):
+        sd = single[(single.task == task) & (single.status == "ok")].groupby("Optimizer", observed=True)[
+            "test_score"].std()
+        assert sd.idxmax() == "SGD" and judged[f"sgd-spread-largest-{task.lower()}"].verdict.verdict == "reproduced"
