@@ -86,11 +86,10 @@ def collect(dirs, *, seed: int = 0, n_bootstrap: int = 2000) -> list[Study]:
         raise UserError(", ".join(map(str, paths)), "no claims are sealed into any of these run directories, so "
                         "the ledger would be empty.", "Seal a claims file first: 'seedsweep run SPACE --out DIR "
                         "--claims FILE', or 'seedsweep claims seal FILE DIR' for an existing or imported one.")
-    seen: dict[str, Path] = {}
-    for s in studies:                      # two studies with one name would share an anchor
-        if s.anchor in seen:
-            s.name = f"{s.name} ({s.path})"
-        seen[s.anchor] = s.path
+    names = [s.name for s in studies]
+    for s in studies:                      # studies sharing a name (three imports of one file) go by their folder
+        if names.count(s.name) > 1:
+            s.name = s.path.name if [p.name for p in paths].count(s.path.name) == 1 else s.path.as_posix()
     return studies
 
 

@@ -148,6 +148,12 @@ def test_every_shipped_claims_file_passes_check_and_is_in_the_committed_ledger_w
         assert rows[c.id][6] in ("reproduced", "not reproduced", "inconclusive"), (path.name, c.id)
 
 
+def test_claim_ids_are_unique_across_the_shipped_claims_files():
+    """The ledger's rows are found by claim id: two files sharing one would make a row ambiguous."""
+    ids = [c.id for path in CLAIMS for c in read_claims(path).claims]
+    assert len(ids) == len(set(ids)) and len(CLAIMS) >= 8
+
+
 RG_CSV = Path(__import__("os").environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data")) / \
     "rg2017" / "hyperparameter_results.csv.gz"
 
