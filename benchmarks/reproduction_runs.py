@@ -75,14 +75,16 @@ def populations(run: str) -> str:
     """Per architecture: SST-2 test accuracy (mean ± sd) beside the published one, test phrases, p' per phenomenon."""
     df = ok_rows(run)
     cols = [f"eval_{p}" for p in PHENOMENA if f"eval_{p}" in df]
-    lines = [f"Trials: {len(df)} ok; wall {wall(df)} on this machine.", "",
-             "| architecture | n | SST-2 test accuracy | published | gap | test-phrase accuracy | "
-             + " | ".join(f"p′ {c[5:]}" for c in cols) + " |", "|---|---:|---:|---:|---:|---:|" + "---:|" * len(cols)]
+    cap = int(df["epochs_run"].max())
+    lines = [f"Trials: {len(df)} ok; wall {wall(df)} on this machine; epoch cap {cap}.", "",
+             "| architecture | n | SST-2 test accuracy | published | gap | test-phrase accuracy | best test epoch "
+             "(peeking) | best dev epoch at the cap | " + " | ".join(f"p′ {c[5:]}" for c in cols) + " |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|" + "---:|" * len(cols)]
     for arch, g in df.groupby("architecture", observed=True):
         phr = ms(g["eval_sst2_test_phrases"]) if "eval_sst2_test_phrases" in g else "–"
         lines.append(f"| {arch} | {len(g)} | {ms(g.test_score)} | {PUBLISHED[arch]:.4f} | "
-                     f"{g.test_score.mean() - PUBLISHED[arch]:+.4f} | {phr} | " + " | ".join(ms(g[c]) for c in cols)
-                     + " |")
+                     f"{g.test_score.mean() - PUBLISHED[arch]:+.4f} | {phr} | {ms(g.test_score_max)} | "
+                     f"{int((g.best_epoch == cap).sum())} of {len(g)} | " + " | ".join(ms(g[c]) for c in cols) + " |")
     return "\n".join(lines)
 
 
