@@ -65,10 +65,10 @@ class Study:
         return f"{rec.get('sealed_at', '?')}, {when} ({state})"
 
 
-def collect(dirs, *, seed: int = 0, n_bootstrap: int = 2000) -> list[Study]:
+def collect(dirs, *, seed: int = 0) -> list[Study]:
     """The studies of ``dirs`` in the order given, each judged on its own trials.
     Every folder must be a run directory (checked for all before any is judged);
-    when none holds sealed claims, the error names them all."""
+    when none holds sealed claims, the error names them all. ``seed``: the bootstrap intervals' seed."""
     paths = [Path(d) for d in dirs]
     if not paths:
         raise UserError("seedsweep ledger", "no run directory given.", "Give one or more run directories.")
