@@ -21,7 +21,8 @@ NOT_SHIPPED = {"rg2017/embeddings.yaml": "komninos", "sst5_models.yaml": "bert-b
 
 
 #: evaluation tables a study reads from the current folder, made from the shared data by a script
-GENERATED = {"sst2_setting.yaml": ("runs/sst2_test_phrases.tsv", "benchmarks/sst2_test_phrases.py")}
+GENERATED = {name: ("runs/sst2_test_phrases.tsv", "benchmarks/sst2_test_phrases.py")
+             for name in ("sst2_setting.yaml", "sst2_robustness_closest.yaml")}
 
 
 def seedsweep(*args: str, env: dict | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess:

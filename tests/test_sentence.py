@@ -164,7 +164,7 @@ def test_evaluation_sets_are_scored_with_the_best_dev_epochs_weights(tmp_path):
     (dict(fixed=", augment: irony"), "augment 'irony' is not a phenomenon"),
     (dict(evaluate="[missing.yaml]"), "missing.yaml: cannot read the test bed"),
     (dict(evaluate="[notes.md]"), "neither a test bed (.yaml) nor a table"),
-    (dict(fixed=", augment: negation, augment_factor: 0"), "limit for augment_factor: expected an integer in [1, 1000]"),
+    (dict(fixed=", augment: negation, augment_factor: 1001"), "limit for augment_factor: expected an integer in [0, 1000]"),
     (dict(fixed=", augment: [negation]"), "fixed.augment: expected a single value"),
     (dict(compare="{architecture: [fc, rnn]}"), "compare.architecture: 'rnn' is outside the sentence family's limit"),
 ])
