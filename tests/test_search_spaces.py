@@ -40,6 +40,7 @@ def where_to_check(name: str, tmp_path: Path) -> tuple[str, Path]:
     table, script = GENERATED[name]
     subprocess.run([sys.executable, str(REPO / script), str(DATA / "sst5"), str(tmp_path / table)], check=True,
                    cwd=REPO, capture_output=True)
+    (tmp_path / "testbeds").symlink_to(REPO / "testbeds")       # the study's other relative paths
     return str(REPO / "search_spaces" / name), tmp_path
 
 
