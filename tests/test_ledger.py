@@ -18,22 +18,9 @@ from analysis.report import comparisons_of
 from seedsweep.cli import main
 from study.claimsfile import read_claims
 from tests.rundirs import write_synthetic_run
+from tests.test_claims import STUDY       # the synthetic study of the claims tests: CRF better by 0.02
 from tests.test_dashboard import CHROMIUM, Page, browser  # noqa: F401 -- browser is the module's fixture
 
-STUDY = """
-name: {name}
-family: synthetic
-samples: 6
-seeds: 2
-compare:
-  classifier: [softmax, crf]
-task:
-  effects: {{classifier: {{crf: 0.02}}}}
-  noise: 0.003
-space:
-  lr: {{loguniform: [1.0e-4, 1.0e-2]}}
-train: {{max_epochs: 3, patience: 2}}
-"""
 HOLDS = """
 source: "a synthetic study: CRF is better"
 deviations:
@@ -57,7 +44,7 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     out = {}
     for name, claims in (("holds", HOLDS), ("fails", FAILS), ("bare", None)):
         out[name] = root / name
-        write_synthetic_run(out[name], STUDY.format(name=f"ledger-{name}"))
+        write_synthetic_run(out[name], STUDY.replace("name: sealed", f"name: ledger-{name}"))
         if claims:
             (root / f"{name}.yaml").write_text(claims)
             assert main(["claims", "seal", str(root / f"{name}.yaml"), str(out[name])]) == 0
