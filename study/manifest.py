@@ -91,6 +91,7 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "yaml": space.text,
         "yaml_sha256": space.sha256,
         "space_path": space.path,
+        "space_base": space.base,
         "sampler": space.sampler,
         "sampler_seed": space.sampler_seed,
         "n_configs": space.samples,

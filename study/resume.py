@@ -22,7 +22,7 @@ from .space import Space
 from .spacefile import parse_space
 from .store import RunDir
 
-__all__ = ["check_compatible", "plan_resume", "ResumePlan"]
+__all__ = ["check_compatible", "check_code", "plan_resume", "ResumePlan"]
 
 _FROZEN = {"name": lambda s: s.name, "family": lambda s: s.family, "task": lambda s: s.task,
            "fixed": lambda s: dict(s.fixed)}
@@ -44,7 +44,8 @@ def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
     """Refuse a changed file that would change what stored trials mean."""
     old_manifest = rd.manifest()
     try:
-        old = parse_space(old_manifest["yaml"], f"{rd.manifest_path} (yaml)")
+        old = parse_space(old_manifest["yaml"], f"{rd.manifest_path} (yaml)",
+                          base=old_manifest.get("space_base") or None)
     except (KeyError, TypeError):
         raise UserError(str(rd.manifest_path), "the manifest holds no study YAML.",
                         "Restore it, or run the study into a new --out folder.") from None
@@ -76,6 +77,19 @@ def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
                        "sampler, sampler_seed, ranges or options changed")
                 raise UserError(where, f"configuration {ra['config_id']} would change: {col} was "
                                 f"{ra[col]!r}, now {rb[col]!r} ({why}).", fix)
+
+
+def check_code(rd: RunDir, space: Space, code: dict[str, str]) -> None:
+    """Refuse a resume whose user code (``function``/``command`` families:
+    path -> SHA-256) differs from the code the stored trials ran."""
+    old = rd.manifest().get("code") or {}
+    for path, sha in code.items():
+        if path in old and old[path] != sha:
+            raise UserError(f"{space.path}: task ({path})",
+                            f"this file changed since the stored trials ran (sha256 {old[path][:12]}... then, "
+                            f"{sha[:12]}... now), so stored and new trials would come from different code.",
+                            "Undo the change (e.g. git checkout the file), or run the changed code into a new "
+                            "--out folder.")
 
 
 @dataclass

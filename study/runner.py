@@ -28,7 +28,7 @@ from .families import get_family
 from .files import file_sha256, is_uri, reads
 from .grid import trial_grid, trials_schema_of
 from .manifest import build_manifest
-from .resume import check_compatible, plan_resume
+from .resume import check_code, check_compatible, plan_resume
 from .sampling import sample_configs
 from .sealing import check_claims, refuse_broken_seal, seal
 from .session import accelerators, bound_trainable, preflight, ray_session
@@ -89,7 +89,7 @@ def _from_manifest(manifest: Any, where: str) -> Space:
     except (KeyError, TypeError):
         raise UserError(where, "not a seedsweep manifest (no 'yaml' entry).",
                         "Give a search-space YAML file or a run directory's manifest.json.") from None
-    return parse_space(text, f"{where} (yaml)")
+    return parse_space(text, f"{where} (yaml)", base=manifest.get("space_base") or None)
 
 
 def populations(trials: list[TrialSpec]) -> list[list[TrialSpec]]:
@@ -148,14 +148,18 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         preflight(address)
     # the data, embeddings and models must be found here before anything is
     # written or started: a missing corpus is one error, not a study of failed trials
+    family = get_family(space.family)
     with reads() as read:           # every corpus, embeddings and model file the study reads, for the manifest
-        get_family(space.family).resolve(space)
+        family.resolve(space)
     read_files = {path: file_sha256(path) for path in sorted(read)}
+    # the user's own code (function and command families): a resume refuses a changed file
+    code = {path: file_sha256(path) for path in getattr(family, "code_files", lambda s: [])(space)}
     rd = RunDir(str(out) if is_uri(str(out)) else out)
     rd.check_out()
     resuming = rd.exists()
     if resuming:
         check_compatible(rd, space, configs)
+        check_code(rd, space, code)
     if resuming:
         refuse_broken_seal(rd)          # a resume never stamps new results under claims that changed
     if claims is not None:
@@ -168,6 +172,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         previous = rd.manifest() if resuming else None
         manifest = build_manifest(space, accelerators={}, command=command or [])
         manifest["files"] = read_files
+        manifest["code"] = code
         if previous is not None:
             history = previous.pop("history", [])
             manifest["history"] = history + [previous]
@@ -227,7 +232,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         else:
             fn, name, units = trainable, "trial", todo
         slots = parallel_slots(resources)
-        trainable_ = tune.with_resources(bound_trainable(space, fn, rd.cache_dir), resources)
+        trainable_ = tune.with_resources(bound_trainable(space, fn, rd.cache_dir, rd.work_dir), resources)
         interrupted = False
         try:
             for n, chunk in enumerate(waves(units, wave_size(slots))):

@@ -192,7 +192,8 @@ def ray_session(*, address: str | None, num_cpus: int | None, ray_temp_dir: str 
                 ray.shutdown()
 
 
-def bound_trainable(space, trainable: Callable, cache_dir: str | None = None) -> Callable:
+def bound_trainable(space, trainable: Callable, cache_dir: str | None = None,
+                    work_dir: str | None = None) -> Callable:
     """``trainable`` with the (small) study spec baked in. Tune ships it to each
     worker once with the function, instead of ``tune.with_parameters``, whose
     object-store lookup costs every trial a round trip to the driver."""
@@ -205,6 +206,6 @@ def bound_trainable(space, trainable: Callable, cache_dir: str | None = None) ->
         # task.path, embeddings, model folders -- mean what they meant there.
         if os.path.isdir(cwd):
             os.chdir(cwd)
-        trainable(config, space=space, cache_dir=cache_dir)
+        trainable(config, space=space, cache_dir=cache_dir, work_dir=work_dir)
 
     return seedsweep_trial

@@ -129,6 +129,7 @@ class Space:
     tau: float = 0.1                    # the robustness table's τ (DESIGN.md, "Test beds and robustness")
     until: Until | None = None          # an adaptive study's stopping settings (study.until), None: a fixed size
     tune: Tune | None = None            # a tuned comparison's settings (study.tuning): samples = replicates x budget, seeds (1,)
+    base: str = field(default="", compare=False)   # the folder relative paths of the file mean (its own folder)
 
     @property
     def sha256(self) -> str:

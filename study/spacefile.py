@@ -17,6 +17,7 @@ family (through the registry) to validate what is its own.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,12 @@ def load_space(path: str | Path) -> Space:
     return parse_space(text, str(path))
 
 
-def parse_space(text: str, path: str = "<string>") -> Space:
-    """Validate the YAML ``text`` of a search space; ``path`` is used in messages."""
+def parse_space(text: str, path: str = "<string>", base: str | None = None) -> Space:
+    """Validate the YAML ``text`` of a search space; ``path`` is used in
+    messages. ``base``: the folder the file's relative paths mean (default:
+    the folder of ``path`` when it is a file, else the working folder)."""
+    if base is None:
+        base = str(Path(path).resolve().parent) if Path(path).is_file() else os.getcwd()
     try:
         raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
@@ -143,7 +148,7 @@ def parse_space(text: str, path: str = "<string>") -> Space:
         path=path, text=text, name=name, family=family, samples=samples, seeds=seeds,
         compare=compare, task=dict(task), sampler_seed=sampler_seed, sampler=sampler,
         params=params, fixed=fixed, train=train, resources=resources, raw=mapping, evaluate=evaluate, tau=tau,
-        until=until, tune=tune,
+        until=until, tune=tune, base=os.path.abspath(base),
     )
     fam.validate(space)
     if train.vectorize_seeds and tune is not None:

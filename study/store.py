@@ -74,6 +74,8 @@ class RunDir:
         self.seal: str | None = None
         self.cache_dir: str | None = s.local_folder("cache")   # what trials share (e.g. embeddings); on an
         #                                                          object store trials cache in SEEDSWEEP_CACHE
+        #: the user's code's trial folders and program logs (work/<key>/, work/<key>.log); None on an object store
+        self.work_dir: str | None = s.local_folder("work")
 
     def __str__(self) -> str:
         return str(self.path)

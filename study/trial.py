@@ -26,6 +26,14 @@
   an epoch that never returns is not interrupted.)
 * An exception propagates, so Ray Tune retries the trial up to
   ``train.retries`` times; the driver stores it as ``failed`` after the last.
+
+A model that runs its own loop (the user's code: the ``function`` and
+``command`` families) defines ``drive(on_epoch)`` instead of
+``train_epoch``/``evaluate`` (:func:`drive_trial`): it calls
+``on_epoch(loss, scores, extras)`` once per epoch it trained and stops when
+that returns True. The same :class:`Record` judges every epoch; epochs
+reported after the stop are not counted. A loss of None means "not
+reported" (stored as null, never read as diverged).
 """
 
 from __future__ import annotations
@@ -46,7 +54,8 @@ from .families.base import ModelBase
 from .schema import TrialSpec
 from .space import Space
 
-__all__ = ["seed_everything", "Record", "run_trial", "run_group", "trainable", "group_trainable"]
+__all__ = ["seed_everything", "Record", "run_trial", "drive_trial", "NoMetrics", "run_group", "trainable",
+           "group_trainable"]
 
 
 def seed_everything(seed: int, *, torch: bool = False, threads: int | None = None) -> None:
@@ -98,7 +107,9 @@ class Record:
         train = self.train
         self.seconds += seconds
         status, reason = "ok", ""
-        if not math.isfinite(loss):
+        if loss is None:            # the user's code reported no loss: nothing to judge it by
+            loss = math.nan
+        elif not math.isfinite(loss):
             dev, test = math.nan, math.nan
             status, reason = "diverged", f"non-finite training loss ({loss}) at epoch {epoch}"
         else:
@@ -149,7 +160,7 @@ class Record:
 
 
 def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]], None], *,
-              cache_dir: str | None = None) -> None:
+              cache_dir: str | None = None, work_dir: str | None = None) -> None:
     """Train one trial, calling ``report`` once per epoch.
 
     Every report holds that epoch's row (``epoch``, ``train_loss``,
@@ -161,15 +172,23 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
     columns (:meth:`~study.families.base.ModelBase.results`). ``cache_dir``
     is the run directory's cache folder, where a family may keep what its
     trials share (the encoder family's embeddings); None where there is none.
+    ``work_dir``: the run directory's folder for the trials' own folders and
+    logs, given to a family that ``wants_work_dir`` (the user's code).
     """
     family = get_family(space.family)
     record = Record(space.train, _node())
     seed_everything(trial.seed, torch=family.uses_torch, threads=max(1, int(space.resources.cpu)))
-    model = family.build(space, trial, cache_dir=cache_dir)
+    if getattr(family, "wants_work_dir", False):
+        model = family.build(space, trial, cache_dir=cache_dir, work_dir=work_dir)
+    else:
+        model = family.build(space, trial, cache_dir=cache_dir)
     defaults = ModelBase()        # the optional hooks' defaults, for a model that lacks them
     details = getattr(model, "details", defaults.details)
     collapse_reason = getattr(model, "collapse_reason", defaults.collapse_reason)
     results = getattr(model, "results", defaults.results)
+    if hasattr(model, "drive"):
+        drive_trial(model, record, report, collapse_reason, results)
+        return
     for epoch in range(1, space.train.max_epochs + 1):
         e0 = time.perf_counter()
         loss = float(model.train_epoch(epoch))
@@ -182,6 +201,56 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
         report(row)
         if record.done:
             return
+
+
+class NoMetrics(RuntimeError):
+    """The user's code ended without reporting one epoch."""
+
+
+def drive_trial(model, record: Record, report: Callable[[dict[str, Any]], None], collapse_reason,
+                results) -> None:
+    """Run a model that drives its own loop (``model.drive(on_epoch)``).
+
+    Each ``on_epoch(loss, scores, extras)`` is one epoch judged by ``record``
+    (scores: ``(dev, test)``; extras: keys added to the epoch's row) and
+    returns True once the trial must stop (patience, ``max_epochs``, a
+    diverged loss, the timeout); later calls are ignored. A row is reported
+    when the next one arrives, so the trial's last counted epoch carries the
+    outcome (``final``) whether the stop came from seedsweep or the code
+    simply returned. No epoch at all raises :class:`NoMetrics`.
+    """
+    pending: list[dict[str, Any]] = []      # the last epoch's row, reported when the next arrives
+    clock, count = [time.perf_counter()], [0]
+
+    def on_epoch(loss: float | None, scores, extras: dict[str, Any] | None = None) -> bool:
+        if record.done:
+            return True
+        count[0] += 1
+        epoch = count[0]
+        now = time.perf_counter()
+        seconds, clock[0] = now - clock[0], now
+        if pending:
+            report(pending.pop())
+        finite = loss is None or math.isfinite(loss)
+        row = record.epoch(epoch, loss, scores if finite else None, seconds)
+        if record.status == "ok" and extras:
+            row.update(extras)
+        if record.done:
+            record.finish(row, epoch, collapse_reason, results)
+            report(row)
+        else:
+            pending.append(row)
+        return record.done
+
+    model.drive(on_epoch)
+    if record.done:
+        return
+    if not pending:
+        raise NoMetrics(getattr(model, "silent_reason", "reported no metrics"))
+    row = pending.pop()
+    record.reason = getattr(model, "ended_reason", None) or f"the code returned after epoch {row['epoch']}"
+    record.finish(row, row["epoch"], collapse_reason, results)
+    report(row)
 
 
 def run_group(space: Space, trials: list[TrialSpec], report: Callable[[list[dict[str, Any]]], None], *,
@@ -228,7 +297,8 @@ def run_group(space: Space, trials: list[TrialSpec], report: Callable[[list[dict
         report(rows)
 
 
-def trainable(config: dict[str, Any], *, space: Space, cache_dir: str | None = None) -> None:
+def trainable(config: dict[str, Any], *, space: Space, cache_dir: str | None = None,
+              work_dir: str | None = None) -> None:
     """The Ray Tune function trainable: ``config["trial"]`` is the trial's
     :meth:`TrialSpec.to_json` text (Tune's own sampling is never used)."""
     from ray import tune
@@ -236,10 +306,11 @@ def trainable(config: dict[str, Any], *, space: Space, cache_dir: str | None = N
     # One string per report: Tune keeps running statistics of every numeric
     # metric it sees, work its control loop would do for a dozen of our columns.
     run_trial(space, TrialSpec.from_json(config["trial"]),
-              lambda row: tune.report({"seedsweep": json.dumps(row)}), cache_dir=cache_dir)
+              lambda row: tune.report({"seedsweep": json.dumps(row)}), cache_dir=cache_dir, work_dir=work_dir)
 
 
-def group_trainable(config: dict[str, Any], *, space: Space, cache_dir: str | None = None) -> None:
+def group_trainable(config: dict[str, Any], *, space: Space, cache_dir: str | None = None,
+                    work_dir: str | None = None) -> None:
     """The Ray Tune trainable of a vectorised population: ``config["group"]``
     is a JSON list of its trials' :meth:`TrialSpec.to_json` texts."""
     from ray import tune

@@ -1,0 +1,99 @@
+"""What the two families of the user's own code share (``function`` and ``command``).
+
+Their hyperparameters are whatever the study file names (``compare``,
+``space``, ``fixed``): there is no table of defaults or limits to check them
+against. Files they name are relative to the study file's folder
+(:attr:`~study.space.Space.base`). Each trial gets a folder of its own,
+``trial.dir`` (``{trial_dir}`` in a command): under the run directory's
+``work/`` folder, kept after the trial (checkpoints, logs the code writes;
+emptied when the trial runs again), or a temporary folder, removed afterwards,
+when the run directory is on an object store.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+from ..errors import UserError
+from ..schema import escape_key
+
+if TYPE_CHECKING:
+    from ..space import Space
+
+__all__ = ["study_folder", "hyperparameter_names", "check_task_keys", "trial_folder", "log_path", "as_argument"]
+
+
+def study_folder(space: "Space") -> Path:
+    """The folder that relative paths of the study file mean: the file's own
+    folder (recorded in the manifest, so a rerun from it means the same)."""
+    return Path(space.base or os.getcwd())
+
+
+def hyperparameter_names(space: "Space") -> list[str]:
+    """Every hyperparameter the study names, in file order: compared choices, sampled, fixed."""
+    names = [c for c, _ in space.compare] + [p.name for p in space.params] + [k for k, _ in space.fixed]
+    return list(dict.fromkeys(names))
+
+
+def check_task_keys(space: "Space", family: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
+    """Known ``task`` keys only, and the required ones present."""
+    for key in space.task:
+        if key not in allowed:
+            raise UserError(f"{space.path}: task.{key}", f"unknown key '{key}' for the {family} family.",
+                            f"Allowed: {', '.join(allowed)}.")
+    for key in required:
+        if key not in space.task:
+            raise UserError(f"{space.path}: task", f"the {family} family needs task.{key}.",
+                            f"Add it, e.g. {_EXAMPLES.get(key, key + ': ...')}")
+
+
+_EXAMPLES = {"function": "task: {function: train.py:fit} (a file beside the study file, or mypkg.train:fit).",
+             "command": "task: {command: [python, train.py, --lr, '{lr}'], metrics: {dev: dev_f1, test: test_f1}}.",
+             "metrics": "metrics: {dev: dev_f1, test: test_f1, loss: loss} (keys of the JSON lines printed)."}
+
+
+def log_path(work_dir: str | None, key: str) -> Path:
+    """Where a trial's program log goes: ``work/<escaped key>.log`` (a
+    temporary folder when there is no local run directory)."""
+    base = Path(work_dir) if work_dir else Path(tempfile.gettempdir()) / "seedsweep-logs"
+    base.mkdir(parents=True, exist_ok=True)
+    return base / f"{escape_key(key)}.log"
+
+
+@contextmanager
+def trial_folder(work_dir: str | None, key: str) -> Iterator[str]:
+    """The trial's own folder for the length of the block: ``work/<escaped
+    key>/``, emptied first and kept afterwards; a temporary folder, removed
+    afterwards, when ``work_dir`` is None."""
+    if work_dir is None:
+        folder = tempfile.mkdtemp(prefix="seedsweep-trial-")
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return
+    folder = Path(work_dir) / escape_key(key)
+    shutil.rmtree(folder, ignore_errors=True)       # a retried attempt starts from an empty folder
+    folder.mkdir(parents=True, exist_ok=True)
+    yield str(folder)
+
+
+def as_argument(value: Any) -> str:
+    """A hyperparameter value as one command-line argument (JSON spellings
+    for booleans and null, ``repr`` for floats so no digit is lost).
+
+    >>> [as_argument(v) for v in (True, None, 0.1, 3, "x; touch PWNED")]
+    ['true', '', '0.1', '3', 'x; touch PWNED']
+    """
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
