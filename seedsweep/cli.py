@@ -22,7 +22,7 @@ from seedsweep.ledger import add_ledger
 from study import check, compact
 from study.claimsfile import read_claims
 from study.errors import EXIT_USER_ERROR, UserError, no_space
-from study.families import get_family
+from study.families import get_family, list_families
 from study.files import write_text
 from study.runner import load_study, run
 from study.sealing import seal, verify
@@ -56,6 +56,14 @@ def _cmd_check(args) -> int:
     if args.resolve:
         for line in get_family(space.family).resolve(space):
             print(f"  resolved: {line}")
+    return 0
+
+
+def _cmd_families(args) -> int:
+    infos = list_families()
+    width = max(len(i.name) for i in infos)
+    for info in infos:
+        print(f"{info.name:<{width}}  {info.kind:<20}  {info.source}")
     return 0
 
 
@@ -238,6 +246,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("space", help="search-space YAML file")
     p.add_argument("--resolve", action="store_true", help="also check that data, embeddings and models can be found")
     p.set_defaults(func=_cmd_check)
+
+    p = sub.add_parser("families", help="list the model families: built in, your code (function, command), installed")
+    p.set_defaults(func=_cmd_families)
 
     p = sub.add_parser("run", help="run or resume a study")
     p.add_argument("space", help="search-space YAML file (or a run directory's manifest.json)")
