@@ -1,4 +1,18 @@
 """The ``seedsweep`` command line (:mod:`seedsweep.cli`), on top of both
-packages: :mod:`study` (the engine) and :mod:`analysis` (the statistics).
-Nothing imports it; ``python -m seedsweep`` and the ``seedsweep`` console
-script run it."""
+packages: :mod:`study` (the engine) and :mod:`analysis` (the statistics),
+and the Python API of a study defined without a file
+(:func:`seedsweep.define`, :mod:`seedsweep.api`). Nothing in the project
+imports it; ``python -m seedsweep`` and the ``seedsweep`` console script run
+it, and a user's notebook imports ``define``."""
+
+from __future__ import annotations
+
+__all__ = ["define"]
+
+
+def __getattr__(name: str):
+    if name == "define":                 # the API loads the engine; the console script's start stays light
+        from .api import define
+
+        return define
+    raise AttributeError(f"module 'seedsweep' has no attribute {name!r}")

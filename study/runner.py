@@ -65,9 +65,12 @@ class RunSummary:
         return text
 
 
-def load_study(path: str | os.PathLike) -> Space:
+def load_study(path: str | os.PathLike | Space) -> Space:
     """A search space from a YAML file, or from a run directory's ``manifest.json``
-    (a study is re-run from its manifest)."""
+    (a study is re-run from its manifest); a :class:`Space` is returned as it is
+    (a study defined in Python, :func:`seedsweep.define`)."""
+    if isinstance(path, Space):
+        return path
     if is_uri(str(path)) or Path(path).is_dir():   # a run directory (local or on an object store)
         rd = RunDir(str(path) if is_uri(str(path)) else Path(path))
         if rd.exists() or rd.remote:
