@@ -107,9 +107,9 @@ class Record:
         train = self.train
         self.seconds += seconds
         status, reason = "ok", ""
-        if loss is None:            # the user's code reported no loss: nothing to judge it by
-            loss = math.nan
-        elif not math.isfinite(loss):
+        reported = loss is not None         # the user's code may report no loss: nothing to judge it by
+        loss = loss if reported else math.nan
+        if reported and not math.isfinite(loss):
             dev, test = math.nan, math.nan
             status, reason = "diverged", f"non-finite training loss ({loss}) at epoch {epoch}"
         else:

@@ -54,7 +54,7 @@ from ..base import Limit
 from ..evalsets import check_evaluate
 from ..usercode import as_argument, check_task_keys, hyperparameter_names, log_path, study_folder, trial_folder
 from .metrics import MetricsError, MetricsReader, parse_metrics
-from .program import CappedLog, launch, reap_orphans, stop_group
+from .program import CappedLog, kill_group, launch, reap_orphans, stop_group
 
 if TYPE_CHECKING:
     from ...space import Space
@@ -285,6 +285,7 @@ class CommandModel:
             if stopped or failure is not None:
                 stop_group(proc, 0.0 if failure is not None else self.grace)
             rc = proc.wait()
+            kill_group(proc.pid)        # whatever the program started and left behind
             reader.join(timeout=5)
         finally:
             if proc.poll() is None:

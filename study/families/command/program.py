@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 from typing import IO
 
-__all__ = ["launch", "stop_group", "reap_orphans", "records_dir", "CappedLog", "start_time"]
+__all__ = ["launch", "stop_group", "kill_group", "reap_orphans", "records_dir", "CappedLog", "start_time"]
 
 PR_SET_PDEATHSIG = 1
 
