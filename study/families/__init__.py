@@ -65,7 +65,7 @@ def _where(ep: metadata.EntryPoint) -> str:
 @lru_cache(maxsize=None)
 def _load_installed(name: str):
     ep = _installed()[name]
-    where = f"family {name}: {_where(ep)}"
+    where = _where(ep)
     try:
         obj = ep.load()
     except Exception as exc:  # noqa: BLE001 - any import error of someone else's package, named
@@ -90,7 +90,10 @@ def get_family(name: str, *, where: str = "family"):
     if name in FAMILIES:
         return importlib.import_module(FAMILIES[name]).FAMILY
     if name in _installed():
-        return _load_installed(name)
+        try:
+            return _load_installed(name)
+        except UserError as err:        # located at the study file's key, then the package
+            raise UserError(f"{where} {name!r} from {err.where}", err.problem, err.fix) from None
     names = sorted(set(FAMILIES) | set(_installed()))
     raise UserError(where, f"unknown family {name!r}.",
                     f"Families available here: {', '.join(names)} ('seedsweep families' says where each comes "
