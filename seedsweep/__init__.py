@@ -11,8 +11,8 @@ __all__ = ["define"]
 
 
 def __getattr__(name: str):
-    if name == "define":                 # the API loads the engine; the console script's start stays light
-        from .api import define
+    if name == "define":
+        from .api import define     # the engine and Ray's start-up code: the console script's start stays light
 
         return define
     raise AttributeError(f"module 'seedsweep' has no attribute {name!r}")

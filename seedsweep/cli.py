@@ -2,11 +2,9 @@
 Python function behind it (:mod:`study` runs studies, :mod:`analysis` reads
 their results); user errors print one paragraph and exit with code 2.
 
-The engine's modules are imported here at the top. The statistics package
-is imported inside the commands that read results (report, export, import,
-dashboard, and run's closing tables): it brings pandas and SciPy (about
-0.8 s), which ``check``, ``status``, ``compact``, ``testbed`` and ``claims``
-never need.
+The engine's modules are imported here at the top; the statistics package
+(pandas and SciPy, about 0.8 s) inside the commands that read results (report,
+export, import, dashboard, and run's closing tables) only.
 """
 
 from __future__ import annotations
@@ -18,11 +16,12 @@ import secrets
 import sys
 
 from seedsweep.adaptive import add_replay, run_adaptive
+from seedsweep.families import add_families
 from seedsweep.ledger import add_ledger
 from study import check, compact
 from study.claimsfile import read_claims
 from study.errors import EXIT_USER_ERROR, UserError, no_space
-from study.families import get_family, list_families
+from study.families import get_family
 from study.files import write_text
 from study.runner import load_study, run
 from study.sealing import seal, verify
@@ -56,14 +55,6 @@ def _cmd_check(args) -> int:
     if args.resolve:
         for line in get_family(space.family).resolve(space):
             print(f"  resolved: {line}")
-    return 0
-
-
-def _cmd_families(args) -> int:
-    infos = list_families()
-    width = max(len(i.name) for i in infos)
-    for info in infos:
-        print(f"{info.name:<{width}}  {info.kind:<20}  {info.source}")
     return 0
 
 
@@ -247,9 +238,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resolve", action="store_true", help="also check that data, embeddings and models can be found")
     p.set_defaults(func=_cmd_check)
 
-    p = sub.add_parser("families", help="list the model families: built in, your code (function, command), installed")
-    p.set_defaults(func=_cmd_families)
-
     p = sub.add_parser("run", help="run or resume a study")
     p.add_argument("space", help="search-space YAML file (or a run directory's manifest.json)")
     p.add_argument("--out", required=True, help="the run directory (created, or resumed if it exists)")
@@ -285,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_replay(sub)
     add_ledger(sub)
+    add_families(sub)
     p = sub.add_parser("status", help="summarise a run directory")
     p.add_argument("dir")
     p.set_defaults(func=_cmd_status)

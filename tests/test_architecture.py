@@ -133,7 +133,7 @@ GROUND_FLOOR = {"study.schema", "study.errors", "study.files", "study.testbeds"}
 #: what families share: the registry, the interface, and data and model sources
 FAMILY_COMMONS = {"study.families", "study.families.base", "study.families.datasets", "study.families.modelsources",
                   "study.families.sentencedata", "study.families.vectors", "study.families.evalsets",
-                  "study.testbeds"}
+                  "study.families.usercode", "study.testbeds"}
 
 
 def test_families_import_only_the_ground_floor_and_their_own_modules():

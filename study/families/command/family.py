@@ -196,9 +196,11 @@ class CommandFamily:
 
     def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None,
               work_dir: str | None = None) -> "CommandModel":
+        """The trial's program, ready to run (``work_dir``: the run directory's ``work/`` folder)."""
         return CommandModel(space, trial, work_dir)
 
     def result_columns(self, space: "Space") -> dict[str, str]:
+        """None: a program reports dev, test and loss only."""
         return {}
 
 
@@ -214,9 +216,11 @@ class CommandModel:
         self.silent_reason = "reported no metrics"
 
     def collapse_reason(self, best_epoch: int) -> str | None:
+        """Never: a program's run is judged by its scores alone."""
         return None
 
     def results(self, best_epoch: int) -> dict[str, Any]:
+        """No result columns."""
         return {}
 
     def drive(self, on_epoch) -> None:

@@ -80,6 +80,7 @@ class FunctionModel:
         self.ended_reason = f"the function returned after epoch {handle.epochs}"
 
     def collapse_reason(self, best_epoch: int) -> str | None:
+        """Never: the function's run is judged by its scores alone."""
         return None
 
     def results(self, best_epoch: int) -> dict[str, Any]:
@@ -101,6 +102,7 @@ class FunctionFamily:
     source: str = "built in (seedsweep's own: your Python function)"
 
     def reference(self, space: "Space"):
+        """``task.function`` parsed (a file beside the study file, or a module)."""
         return parse_reference(space.task.get("function"), study_folder(space), f"{space.path}: task.function")
 
     def validate(self, space: "Space") -> None:
@@ -126,6 +128,7 @@ class FunctionFamily:
 
     def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None,
               work_dir: str | None = None) -> FunctionModel:
+        """The trial's call of the imported function (``work_dir``: the run directory's ``work/`` folder)."""
         fn = load_function(self.reference(space), study_folder(space), f"{space.path}: task.function")
         return FunctionModel(fn, space, trial, work_dir)
 
