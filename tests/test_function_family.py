@@ -30,6 +30,8 @@ FIT = '''
 import json, math, random
 from pathlib import Path
 
+import torch
+
 DEV = {dev}
 TEST = {test}
 
@@ -43,7 +45,8 @@ def fit(trial):
         dev, test = DEV[epoch - 1], TEST[epoch - 1]
         stop = trial.report(dev=dev, test=test, loss=loss, precision=dev / 2)
         with log.open("a") as f:
-            f.write(json.dumps({{"epoch": epoch, "told_to_stop": trial.should_stop, "random": random.random()}}) + "\\n")
+            f.write(json.dumps({{"epoch": epoch, "told_to_stop": trial.should_stop, "random": random.random(),
+                                "torch": torch.rand(1).item()}}) + "\\n")
         if stop and mode != "ignore_stop":
             break
 '''
@@ -109,6 +112,10 @@ def test_a_function_outside_the_package_is_studied_like_a_built_in_family(tmp_pa
 
     random.seed(3)
     assert calls[0]["random"] == random.random()
+    import torch
+
+    torch.manual_seed(3)
+    assert calls[0]["torch"] == torch.rand(1).item(), "torch is seeded when the function's module imports it"
 
     # the function's file is hashed into the manifest; a changed file is refused on resume
     fit = tmp_path / "model" / "fit.py"

@@ -1,5 +1,7 @@
 """A real two-node Ray cluster on this machine (separate `ray start`
-processes, each with its own temp dir): a study runs across both nodes, the
+processes, each with its own temp dir): a study runs across both nodes (a
+user's function into a local run directory, the synthetic family into an
+object store), the
 worker node's raylet is SIGKILLed while it trains a trial, and the study still
 stores every trial exactly once, the interrupted one on its second attempt.
 Only the processes this test started are stopped, by PID."""
@@ -34,6 +36,20 @@ seeds: 1
 compare: {classifier: [softmax, crf]}
 fixed: {epoch_seconds: 0.6}
 train: {max_epochs: 5, patience: 5, retries: 3}
+"""
+# the same trials as a user's function (the local run directory's study): its file is at the same
+# path on both nodes, as the README asks of a cluster
+FUNCTION_STUDY = STUDY.replace("family: synthetic", "family: function\ntask: {function: slow.py:fit}").replace(
+    "fixed: {epoch_seconds: 0.6}", "fixed: {crf_gain: 0.02}")
+SLOW = """
+import time
+
+def fit(trial):
+    for epoch in range(1, trial.max_epochs + 1):
+        time.sleep(0.6)
+        dev = 0.8 + (trial.params["crf_gain"] if trial.params["classifier"] == "crf" else 0.0)
+        if trial.report(dev=dev, test=dev - 0.01, loss=1.0 / epoch):
+            break
 """
 
 
@@ -86,7 +102,12 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(run_dir, sp
         raylet = _raylet(worker_tmp)
         assert raylet is not None, "the worker node's raylet was not found"
 
-        driver = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(space_file(STUDY)), "--out", str(out),
+        if "://" in out:
+            study_file = space_file(STUDY)
+        else:
+            study_file = space_file(FUNCTION_STUDY)
+            (study_file.parent / "slow.py").write_text(SLOW)
+        driver = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(study_file), "--out", str(out),
                                    "--address", f"127.0.0.1:{port}", "--quiet"],
                                   env=head_env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # wait until both nodes have stored a trial, then kill the worker node while its next trial trains
@@ -120,6 +141,9 @@ def test_a_worker_node_dies_mid_trial_and_every_trial_is_stored_once(run_dir, sp
     df = analysis.load(out)
     assert len(df) == 8 and df["trial_key"].is_unique and (df["status"] == "ok").all()
     assert df["node"].nunique() == 2
+    if "://" not in out:                     # the user's function ran on both nodes, CRF ahead by its gain
+        assert RunDir(out).manifest()["family"] == "function"
+        assert sorted(df.test_score.round(6).unique()) == [0.79, 0.81]
     assert (df["attempt"] >= 2).any(), df[["trial_key", "node", "attempt"]]
     nodes = RunDir(out).manifest()["accelerators"]["nodes"]
     assert len(nodes) == 2 and [n["CPU"] for n in nodes] == [1.0, 1.0]      # the manifest records the cluster

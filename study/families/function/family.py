@@ -9,7 +9,9 @@
 
 The function receives a :class:`~study.families.function.trialapi.Trial`
 and reports each epoch; seedsweep owns the rest of the protocol
-(:mod:`study.trial`): seeding before the call, patience and ``max_epochs``
+(:mod:`study.trial`): seeding before the call (Python and NumPy; torch as
+well when the function's module imports it -- a worker never pays torch's
+import for a function that does not use it), patience and ``max_epochs``
 (``trial.should_stop``), the test score at the best dev epoch, a NaN/inf loss
 stored as ``diverged``, an exception as ``failed`` (its last line the
 reason) after ``train.retries`` attempts. ``train.timeout_s`` is checked
@@ -21,6 +23,7 @@ after each report (an epoch that never returns is not interrupted; a
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
@@ -72,6 +75,11 @@ class FunctionModel:
             return on_epoch(loss, scores, extras)
 
         t = self.trial
+        torch = sys.modules.get("torch")
+        if torch is not None:       # imported by the function's module: seeded too (the engine never imports it)
+            torch.manual_seed(t.seed)
+            if torch.cuda.is_available():
+                torch.cuda.manual_seed_all(t.seed)
         with trial_folder(self.work_dir, t.key) as folder:
             handle = Trial(key=t.key, choice=t.choice, option=t.option, params=t.hparams, seed=t.seed,
                            folder=folder, max_epochs=self.space.train.max_epochs, extras=self.extras,
@@ -94,7 +102,7 @@ class FunctionFamily:
     """The ``function`` family (see the module docstring)."""
 
     name: str = "function"
-    uses_torch: bool = True                  # torch is seeded too, when the function uses it
+    uses_torch: bool = False                 # torch is seeded in drive(), once the function's module imported it
     wants_work_dir: bool = True
     train_defaults: Train = Train(max_epochs=10, patience=3, metric="score", mode="max", timeout_s=None, retries=0)
     defaults: Mapping[str, Any] = field(default_factory=dict)
