@@ -21,6 +21,14 @@ A family turns one trial (its hyperparameters, seed and the study's
   ``classifies`` sentences gets the ``eval_<name>`` columns of the study's
   ``evaluate:`` sets (:mod:`study.families.evalsets`) by default.
 
+Optional parts for the user's own code (the ``function`` and ``command``
+families): ``wants_work_dir = True`` gives ``build`` a ``work_dir`` keyword
+(the run directory's ``work/`` folder: the trials' own folders and logs);
+``code_files(space)`` lists the user's files, whose SHA-256 the manifest
+records under ``code`` and a resume compares (a changed file is refused).
+A model that runs its own loop defines ``drive(on_epoch)`` instead of
+``train_epoch``/``evaluate`` (:func:`study.trial.drive_trial`).
+
 A family that can train a population (the seeds of one configuration and
 option) as one batched model sets ``vectorizes = True`` and provides
 ``build_group(space, trials, cache_dir=None)``: a group model whose
