@@ -305,7 +305,7 @@ class CommandModel:
             return
         if rc != 0:
             how = f"was killed by signal {-rc}" if rc < 0 else f"exited with code {rc}"
-            raise ProgramFailed(f"the program {how}; last output: {out.last_lines() or '(none)'} (log: {log_file})")
+            raise ProgramFailed(f"the program {how}; its last output: {out.last_lines() or '(none)'} (log: {log_file})")
         self.ended_reason = f"the program exited after epoch {reported}"
         self.silent_reason = (f"reported no metrics: the program exited 0 without {self.spec.describe()} "
                               f"(log: {log_file})")

@@ -38,13 +38,15 @@ def records_dir() -> Path:
 
 
 def start_time(pid: int) -> str | None:
-    """The kernel's start time of process ``pid`` (clock ticks since boot), None if it is gone."""
+    """The kernel's start time of process ``pid`` (clock ticks since boot);
+    None if it is gone or a zombie (ended, not yet reaped by its parent)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
             stat = f.read()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]       # field 22 overall; fields after the name start at 3
+    fields = stat.rsplit(")", 1)[1].split()        # from field 3 (the state) on
+    return None if fields[0] in ("Z", "X") else fields[19]     # field 22: the start time
 
 
 def _alive(pid: int, started: str | None) -> bool:
@@ -157,6 +159,8 @@ class CappedLog:
             self.fh.writelines(self.tail)
         self.fh.close()
 
-    def last_lines(self) -> str:
-        """The last few non-empty lines of output, for a failure's reason."""
-        return " | ".join(self.last)
+    def last_lines(self, limit: int = 120) -> str:
+        """The last non-empty lines of output, the latest first (at most
+        ``limit`` characters), for a failure's reason."""
+        text = " | ".join(reversed(self.last))
+        return text if len(text) <= limit else text[:limit] + "..."
