@@ -44,6 +44,7 @@ def fit(trial):
         loss = float("nan") if mode == "nan" and epoch == 2 else 1.0 / epoch
         dev, test = DEV[epoch - 1], TEST[epoch - 1]
         stop = trial.report(dev=dev, test=test, loss=loss, precision=dev / 2)
+        print(f"epoch {{epoch}} reported")
         with log.open("a") as f:
             f.write(json.dumps({{"epoch": epoch, "told_to_stop": trial.should_stop, "random": random.random(),
                                 "torch": torch.rand(1).item()}}) + "\\n")
@@ -101,6 +102,9 @@ def test_a_function_outside_the_package_is_studied_like_a_built_in_family(tmp_pa
     assert [c["told_to_stop"] for c in calls] == [False] * 4 + [True]
     ignored = (out / "work" / "c00000%2Fmode=ignore_stop%2Fseed=3" / "calls.jsonl").read_text().splitlines()
     assert len(ignored) == 8
+    # what the function printed is kept beside its folder
+    printed = (out / "work" / "c00000%2Fmode=good%2Fseed=3.log").read_text().splitlines()
+    assert printed == [f"epoch {e} reported" for e in range(1, 6)]
 
     assert trials["nan"]["status"] == "diverged" and "non-finite training loss" in trials["nan"]["reason"]
     boom = trials["boom"]

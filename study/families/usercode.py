@@ -12,8 +12,10 @@ when the run directory is on an object store.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,7 +27,11 @@ from ..schema import escape_key
 if TYPE_CHECKING:
     from ..space import Space
 
-__all__ = ["study_folder", "hyperparameter_names", "check_task_keys", "trial_folder", "log_path", "as_argument"]
+__all__ = ["study_folder", "hyperparameter_names", "check_task_keys", "trial_folder", "log_path", "as_argument",
+           "captured_output", "LOG_BYTES"]
+
+#: the default cap of a trial's log (``task.log_bytes``)
+LOG_BYTES = 1 << 20
 
 
 def study_folder(space: "Space") -> Path:
@@ -97,3 +103,39 @@ def as_argument(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
+
+
+class _CappedText:
+    """A text stream that keeps the first ``cap`` bytes and counts the rest."""
+
+    def __init__(self, fh, cap: int) -> None:
+        self.fh, self.cap, self.written, self.dropped = fh, cap, 0, 0
+
+    def write(self, text: str) -> int:
+        size = len(text.encode("utf-8", "replace"))
+        if self.written + size <= self.cap:
+            self.fh.write(text)
+            self.fh.flush()
+            self.written += size
+        else:
+            self.dropped += size
+        return len(text)
+
+    def flush(self) -> None:
+        self.fh.flush()
+
+
+@contextmanager
+def captured_output(path: Path, cap: int = LOG_BYTES) -> Iterator[None]:
+    """Python's ``sys.stdout`` and ``sys.stderr`` into ``path`` for the
+    length of the block (at most ``cap`` bytes; a note says how much more
+    there was). Output of C code and of subprocesses is not captured."""
+    with open(path, "w", encoding="utf-8", errors="replace") as fh:
+        stream = _CappedText(fh, cap)
+        with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
+            try:
+                yield
+            finally:
+                sys.stdout.flush()
+        if stream.dropped:
+            fh.write(f"\n[seedsweep] ... {stream.dropped} more bytes of output left out (log cap {cap} bytes)\n")

@@ -6,6 +6,7 @@
     task:
       function: train.py:fit        # beside the study file, or mypkg.train:fit
       extras: [precision, recall]   # optional: other numbers reported, stored at the best dev epoch
+  log_bytes: 1048576            # optional: the cap of work/<trial key>.log (what the function prints)
 
 The function receives a :class:`~study.families.function.trialapi.Trial`
 and reports each epoch; seedsweep owns the rest of the protocol
@@ -32,7 +33,7 @@ from ...files import note_read
 from ...schema import RESERVED_NAMES, Train, TrialSpec
 from ..base import Limit
 from ..evalsets import check_evaluate
-from ..usercode import check_task_keys, study_folder, trial_folder
+from ..usercode import LOG_BYTES, captured_output, check_task_keys, log_path, study_folder, trial_folder
 from .loader import check_reference, load_function, parse_reference, source_file
 from .trialapi import Trial
 
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FunctionFamily", "FunctionModel", "FAMILY"]
 
-TASK_KEYS = ("function", "name", "extras")
+TASK_KEYS = ("function", "name", "extras", "log_bytes")
 
 
 def _extras(space: "Space") -> tuple[str, ...]:
@@ -80,7 +81,8 @@ class FunctionModel:
             torch.manual_seed(t.seed)
             if torch.cuda.is_available():
                 torch.cuda.manual_seed_all(t.seed)
-        with trial_folder(self.work_dir, t.key) as folder:
+        cap = int(self.space.task.get("log_bytes", LOG_BYTES))
+        with trial_folder(self.work_dir, t.key) as folder, captured_output(log_path(self.work_dir, t.key), cap):
             handle = Trial(key=t.key, choice=t.choice, option=t.option, params=t.hparams, seed=t.seed,
                            folder=folder, max_epochs=self.space.train.max_epochs, extras=self.extras,
                            on_epoch=counted)
@@ -118,6 +120,10 @@ class FunctionFamily:
         check_evaluate(space, False, self.name)
         check_task_keys(space, self.name, TASK_KEYS, ("function",))
         _extras(space)
+        cap = space.task.get("log_bytes")
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1024):
+            raise UserError(f"{space.path}: task.log_bytes", f"expected a whole number of bytes >= 1024, got {cap!r}.",
+                            "Give the per-trial log's cap in bytes, e.g. 1048576.")
         check_reference(self.reference(space), study_folder(space), f"{space.path}: task.function")
 
     def resolve(self, space: "Space") -> list[str]:
