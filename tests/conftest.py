@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import textwrap
 import time
@@ -126,3 +128,14 @@ def kill_tagged(tag: str, ray_tmp: str | None = None) -> None:
             proc.kill()
         except psutil.NoSuchProcess:
             pass
+
+
+def refused_by_check_and_run(space: Path, out: Path, where: str, problem: str) -> None:
+    """``seedsweep check`` and ``seedsweep run`` of ``space`` both exit 2 with
+    one message naming ``{space}: {where}`` and saying ``problem``; ``out`` is never created."""
+    for argv in (["check", str(space)], ["run", str(space), "--out", str(out)]):
+        proc = subprocess.run([sys.executable, "-m", "seedsweep", *argv], cwd=REPO, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == 2, proc.stderr
+        assert f"{space}: {where}" in proc.stderr and problem in proc.stderr, proc.stderr
+        assert not out.exists()

@@ -25,7 +25,7 @@ from study.families.command.program import start_time
 from study.errors import UserError
 from study.runner import load_study, plan_study
 from study.store import RunDir
-from tests.conftest import REPO, kill_tagged, wait_gone
+from tests.conftest import REPO, kill_tagged, refused_by_check_and_run, wait_gone
 
 EXAMPLE = REPO / "examples" / "pytorch"
 NOTE = "x; touch PWNED && echo $HOME 'quoted' \"double\" `id`"
@@ -169,13 +169,7 @@ def test_a_bad_command_exits_2_at_check_naming_the_key(tmp_path, change, where, 
     lines = [line for line in path.read_text().splitlines() if not line.strip().startswith(key + ":")]
     at = lines.index("task:") + 1
     path.write_text("\n".join(lines[:at] + ["  " + change] + lines[at:]) + "\n")
-    out = tmp_path / "run"
-    for argv in (["check", str(path)], ["run", str(path), "--out", str(out)]):
-        proc = subprocess.run([sys.executable, "-m", "seedsweep", *argv], cwd=REPO, capture_output=True, text=True,
-                              timeout=120)
-        assert proc.returncode == 2, proc.stderr
-        assert f"{path}: {where}" in proc.stderr and problem in proc.stderr, proc.stderr
-        assert not out.exists()
+    refused_by_check_and_run(path, tmp_path / "run", where, problem)
 
 
 def test_a_program_that_does_not_exist_is_refused_by_check_resolve(tmp_path):

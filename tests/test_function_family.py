@@ -19,7 +19,7 @@ from study.errors import UserError
 from study.schema import Train
 from study.store import RunDir
 from study.trial import NoMetrics, Record, drive_trial
-from tests.conftest import REPO
+from tests.conftest import REPO, refused_by_check_and_run
 
 # dev scores per epoch of the "good" option: the best is epoch 3 (0.74); with
 # patience 2 seedsweep stops after epoch 5, so epochs 6.. are never counted
@@ -201,13 +201,7 @@ def test_a_bad_function_reference_exits_2_at_check_naming_the_key(tmp_path, user
     bad = tmp_path / "bad.yaml"
     bad.write_text(user_study.read_text().replace("task:\n  function: model/fit.py:fit\n  extras: [precision]\n",
                                                   task + "\n"))
-    out = tmp_path / "run"
-    for argv in (["check", str(bad)], ["run", str(bad), "--out", str(out)]):
-        proc = subprocess.run([sys.executable, "-m", "seedsweep", *argv], cwd=REPO, capture_output=True, text=True,
-                              timeout=120)
-        assert proc.returncode == 2, proc.stderr
-        assert f"{bad}: {where}" in proc.stderr and problem in proc.stderr, proc.stderr
-        assert not out.exists()
+    refused_by_check_and_run(bad, tmp_path / "run", where, problem)
 
 
 def test_a_name_made_at_import_time_is_checked_when_resolved(tmp_path, user_study):
