@@ -27,7 +27,7 @@ DEV = [0.50, 0.70, 0.74, 0.72, 0.73, 0.95, 0.96, 0.97]
 TEST = [0.40, 0.61, 0.66, 0.69, 0.70, 0.90, 0.91, 0.92]
 
 FIT = '''
-import json, math, random
+import json, math, random, sys
 from pathlib import Path
 
 import torch
@@ -44,7 +44,7 @@ def fit(trial):
         loss = float("nan") if mode == "nan" and epoch == 2 else 1.0 / epoch
         dev, test = DEV[epoch - 1], TEST[epoch - 1]
         stop = trial.report(dev=dev, test=test, loss=loss, precision=dev / 2)
-        print(f"epoch {{epoch}} reported")
+        print(f"epoch {{epoch}} reported", flush=sys.stdout.isatty() or sys.stderr.writable())
         with log.open("a") as f:
             f.write(json.dumps({{"epoch": epoch, "told_to_stop": trial.should_stop, "random": random.random(),
                                 "torch": torch.rand(1).item()}}) + "\\n")

@@ -13,6 +13,7 @@ when the run directory is on an object store.
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import sys
@@ -105,11 +106,23 @@ def as_argument(value: Any) -> str:
     return str(value)
 
 
-class _CappedText:
-    """A text stream that keeps the first ``cap`` bytes and counts the rest."""
+class _CappedText(io.TextIOBase):
+    """A text stream that keeps the first ``cap`` bytes and counts the rest
+    (a full text stream: libraries ask ``sys.stdout.isatty()`` and the like)."""
 
     def __init__(self, fh, cap: int) -> None:
+        super().__init__()
         self.fh, self.cap, self.written, self.dropped = fh, cap, 0, 0
+
+    @property
+    def encoding(self) -> str:
+        return "utf-8"
+
+    def isatty(self) -> bool:
+        return False
+
+    def writable(self) -> bool:
+        return True
 
     def write(self, text: str) -> int:
         size = len(text.encode("utf-8", "replace"))
