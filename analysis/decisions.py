@@ -31,7 +31,7 @@ from .specs import ComparisonSpec, rows_where
 from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha
 
 __all__ = ["Tracked", "track", "units", "WavePolicy", "decisions_table", "replay_markdown",
-           "study_decided", "study_decisions", "StudyDecisions"]
+           "study_decided", "StudyDecisions"]
 
 
 @dataclass(frozen=True)
@@ -216,12 +216,6 @@ def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
     until = space.until
     cap = until.sample_cap(space.trials_per_config)
     return StudyDecisions(tracked, until, cap is not None and samples >= cap)
-
-
-def study_decisions(run_dir, df: pd.DataFrame) -> Table | None:
-    """The Decisions table of an adaptive run directory, None for other directories."""
-    decided = study_decided(run_dir, df)
-    return None if decided is None else decided.table()
 
 
 def replay_markdown(tracked: list[Tracked], until: Until) -> str:

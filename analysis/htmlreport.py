@@ -28,20 +28,16 @@ from plotly.offline import get_plotlyjs
 
 from study.errors import UserError
 from study.files import write_text
-from study.sealing import verify
-from study.store import RunDir
 
 from . import figures as F
 from .budgetfigure import budget_figure
-from .decisions import study_decided
 from .insights import compute
 from .load import study_tau
-from .report import report
+from .report import RunJudgement, judge_run, report
 from .robustness import robustness_figure, robustness_of
 from .seqfigure import sequence_figure
 from .statfigures import dominance_figure, evp_figure, importance_figure, parallel_figure
 from .trialfigures import learning_figure
-from .tuned import study_tuned
 
 __all__ = ["html_report", "write_html_report", "report_figures", "slug", "write_images"]
 
@@ -95,18 +91,22 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]+", "-", str(name)).strip("-") or "x"
 
 
-def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, computed=None
-                   ) -> list[tuple[str, str, object]]:
+def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, computed=None,
+                   judged: RunJudgement | None = None) -> list[tuple[str, str, object]]:
     """(section title, figure id, figure) for every figure of the report, in
-    order; ``computed``: :func:`analysis.insights.compute` of the view, if computed already."""
+    order; ``computed``: :func:`analysis.insights.compute` of the view, and
+    ``judged``: :func:`analysis.report.judge_run`'s, if found already."""
     if computed is None:
         computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
+    if judged is None:
+        judged = judge_run(view.path, view.df, view.specs, view.results, imported=view.imported,
+                           n_bootstrap=n_bootstrap, seed=seed)
     out: list[tuple[str, str, object]] = [("Progress", "progress", F.progress_figure(view))]
-    decided = None if view.imported else study_decided(view.path, view.df)
+    decided = judged.decided
     for i, choice in enumerate(dict.fromkeys(t.choice for t in decided.tracked) if decided else ()):
         out.append(("Decisions" if i == 0 else "", f"sequence-{slug(choice)}",     # an adaptive study's sequences
                     sequence_figure(decided, choice, f"sequence-{slug(choice)}")))
-    tuned = None if view.imported else study_tuned(view.path, view.df, n_bootstrap=n_bootstrap, seed=seed)
+    tuned = judged.tuned
     if tuned is not None:       # a tuned study: its budget curves instead of the paired configurations' figures
         out.append(("Tuned comparison", f"budget-{slug(tuned.choice)}",
                     budget_figure(tuned, f"budget-{slug(tuned.choice)}")))
@@ -153,6 +153,8 @@ def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) 
     """The report of ``run_dir`` as one HTML document (figures and tables)."""
     view = F.load_view(run_dir)
     computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
+    judged = judge_run(view.path, view.df, view.specs, view.results, imported=view.imported,
+                       n_bootstrap=n_bootstrap, seed=seed)
     parts = [f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
              f"<title>seedsweep report: {html.escape(view.study)}</title><style>{_STYLE}</style>"
              f"<script type='text/javascript'>{get_plotlyjs()}</script></head><body>",
@@ -160,13 +162,14 @@ def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) 
              f"<p class='meta'>Run directory {html.escape(str(run_dir))}; {len(view.df)} trial rows; generated "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}. Scores are test scores at the best "
              "dev epoch; figures plot them as stored (fractions), tables in points.</p>"]
-    seal = verify(RunDir(run_dir))
-    if not seal.intact:                      # first and loud: the verdicts below are unsealed
+    led = judged.led
+    if led is not None and not led.sealed:   # first and loud: the verdicts below are unsealed
         parts.append("<div id='seal-broken' style='border:3px solid #b00020;padding:0.6em;color:#b00020'>"
                      "<b>THE SEAL IS BROKEN: the verdicts of this report are unsealed.</b><ul>"
-                     + "".join(f"<li>{html.escape(p)}</li>" for p in seal.problems) + "</ul></div>")
+                     + "".join(f"<li>{html.escape(p)}</li>" for p in led.problems) + "</ul></div>")
     config = {"displaylogo": False, "responsive": True}
-    for title, fig_id, fig in report_figures(view, n_bootstrap=n_bootstrap, seed=seed, computed=computed):
+    for title, fig_id, fig in report_figures(view, n_bootstrap=n_bootstrap, seed=seed, computed=computed,
+                                               judged=judged):
         if title:
             parts.append(f"<h2>{html.escape(title)}</h2>")
         if _webgl(fig):
@@ -175,7 +178,8 @@ def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) 
             parts.append(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=fig_id, config=config,
                                      validate=False))
     parts.append("<h2>Tables</h2>")
-    parts.append(report(run_dir, "html", n_bootstrap=n_bootstrap, seed=seed, computed=computed))
+    parts.append(report(run_dir, "html", n_bootstrap=n_bootstrap, seed=seed, computed=computed,
+                        judged=judged))
     parts.append(f"<script type='text/javascript'>{_LAZY_JS % json.dumps(config)}</script>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

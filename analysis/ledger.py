@@ -34,6 +34,7 @@ class Ledger:
     outcome: str
     record: dict                         # the manifest's claims entry ({} when it lists none)
     problems: list[str] = field(default_factory=list)   # how the seal is broken (study.sealing.verify)
+    fix: str = ""                                       # what to do about it (SealCheck.fix)
 
     @property
     def sealed(self) -> bool:
@@ -56,7 +57,7 @@ def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed:
     result = outcome([r.verdict.verdict for r in judged]) if judged else "no claims to judge"
     if not check.intact:
         result = f"{UNSEALED} ({result}): the seal is broken"
-    return Ledger(claims, judged, result, record, list(check.problems))
+    return Ledger(claims, judged, result, record, list(check.problems), check.fix(run_dir))
 
 
 def _num(x: float) -> str:
@@ -70,7 +71,7 @@ def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
     if not led.sealed:
         broken = [("THE SEAL IS BROKEN: the verdicts below are unsealed", Table(
             header=["Problem"], rows=[[p] for p in led.problems],
-            notes=["Restore the sealed files; 'seedsweep claims verify DIR' checks them (exit 1 while broken)."],
+            notes=[led.fix],
             numeric_from=1))]
     if led.claims is None:
         return broken

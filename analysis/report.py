@@ -19,26 +19,46 @@ import pandas as pd
 
 from study.files import write_text
 
-from .decisions import study_decisions
+from .decisions import StudyDecisions, study_decided
 from .imported import read_import_spec
 from .insights import compute
-from .ledger import ledger, ledger_tables
+from .ledger import Ledger, ledger, ledger_tables
 from .load import comparisons_of, load, study_tau
 from .paired import Comparison, compare_spec
 from .robustness import robustness_of, robustness_table
 from .seeds import option_distributions, seed_variance, selection_scores
 from .specs import ComparisonSpec, as_categories, rows_where
-from .tuned import study_tuned, tuned_table
+from .tuned import TunedComparison, study_tuned, tuned_table
 from .tables import (comparison_table, dominance_table, importance_table, option_distribution_table,
                      seed_variance_table, selection_table)
 
-__all__ = ["report", "export_csv", "ReportSection", "sections"]
+__all__ = ["report", "export_csv", "ReportSection", "sections", "RunJudgement", "judge_run"]
 
 
 @dataclass
 class ReportSection:
     spec: ComparisonSpec
     by_task: dict[str, Comparison]
+
+
+@dataclass
+class RunJudgement:
+    """What a report reads from a run directory besides its comparisons, found
+    once per report: the sealed claims judged (the seal verified once), an
+    adaptive study's decisions and a tuned study's comparison (None where the
+    directory has none)."""
+    led: Ledger | None
+    decided: StudyDecisions | None
+    tuned: TunedComparison | None
+
+
+def judge_run(run_dir: str | Path, df: pd.DataFrame, specs, results, *, imported: bool = False,
+              n_bootstrap: int = 1000, seed: int = 0) -> RunJudgement:
+    """:class:`RunJudgement` of ``run_dir`` with trials ``df`` (``imported``:
+    results imported from elsewhere, which hold no decisions and no tuning)."""
+    return RunJudgement(ledger(run_dir, df, specs, results, seed=seed),
+                        None if imported else study_decided(run_dir, df),
+                        None if imported else study_tuned(run_dir, df, n_bootstrap=n_bootstrap, seed=seed))
 
 
 def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap: int = 1000,
@@ -54,18 +74,21 @@ def sections(run_dir: str | Path, *, df: pd.DataFrame | None = None, n_bootstrap
 
 
 def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 1000, seed: int = 0,
-           df: pd.DataFrame | None = None, computed=None) -> str:
+           df: pd.DataFrame | None = None, computed=None, judged: RunJudgement | None = None) -> str:
     """Every comparison table of ``run_dir`` with its dominance table, the
     seed distributions, the importance tables and the seed-variance table, in
     ``fmt`` (markdown, html or latex); ``df``: its trials, if already loaded;
-    ``computed``: :func:`analysis.insights.compute`'s result, if computed already."""
+    ``computed``: :func:`analysis.insights.compute`'s result, and ``judged``:
+    :func:`judge_run`'s, if found already."""
     specs, results = comparisons_of(run_dir)
     if computed is None:
         computed = compute(as_categories(load(run_dir) if df is None else df), specs, results,
                            n_bootstrap=n_bootstrap, seed=seed)
     df = computed.df
+    if judged is None:
+        judged = judge_run(run_dir, df, specs, results, n_bootstrap=n_bootstrap, seed=seed)
     parts = []
-    tuned = study_tuned(run_dir, df, n_bootstrap=n_bootstrap, seed=seed)
+    tuned = judged.tuned
     if tuned is not None:       # no two trials share a configuration: the tuned table replaces the paired ones
         parts.append(tuned_table(tuned).render(fmt, title=f"tuned comparison: {tuned.choice} at budget "
                                                           f"{tuned.budget} ({tuned.sampler})"))
@@ -102,12 +125,11 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
                      .render(fmt, title="seed variance"))
     elif not specs:
         parts.append("(this run directory names no comparisons)")
-    led = ledger(run_dir, df, specs, results, seed=seed)
+    led = judged.led
     if led is not None:                      # the sealed claims and their verdicts come first
         parts = [t.render(fmt, title=title) for title, t in ledger_tables(led)] + parts
-    decided = study_decisions(run_dir, df)
-    if decided is not None:                  # an adaptive study's decisions come before everything
-        parts = [decided.render(fmt, title="Decisions")] + parts
+    if judged.decided is not None:           # an adaptive study's decisions come before everything
+        parts = [judged.decided.table().render(fmt, title="Decisions")] + parts
     return "\n\n".join(parts) + "\n"
 
 

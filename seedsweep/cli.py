@@ -93,8 +93,7 @@ def _cmd_claims_verify(args) -> int:
         print(f"{args.dir}: the seal is BROKEN -- the verdicts of this directory are unsealed:", file=sys.stderr)
         for problem in check.problems:
             print(f"  - {problem}", file=sys.stderr)
-        print("Restore the sealed files (the manifest names each one's source and hash); a run or report shows "
-              "this until then.", file=sys.stderr)
+        print(check.fix(args.dir), file=sys.stderr)
         return 1
     record = check.record
     files = 1 + len(record.get("superseded") or [])

@@ -84,6 +84,14 @@ class SealCheck:
         """No problem found."""
         return not self.problems
 
+    def fix(self, run_dir) -> str:
+        """What to do about a broken seal of ``run_dir``: the one wording that the
+        run's refusal, ``seedsweep claims verify`` and every report give."""
+        source = (self.record or {}).get("source")
+        again = f" (seedsweep claims seal {source} {run_dir} writes the sealed file back)" if source else ""
+        return (f"Restore the sealed files{again} so that 'seedsweep claims verify {run_dir}' passes; "
+                "until then every verdict of this directory is unsealed and no new result is stored.")
+
 
 def _short(digest: str | None) -> str:
     return f"{digest[:16]}…" if digest else "none"
@@ -125,8 +133,5 @@ def refuse_broken_seal(rd: RunDir) -> None:
     """Raise a :class:`UserError` when the sealed claims of ``rd`` fail :func:`verify`."""
     check = verify(rd)
     if not check.intact:
-        source = (check.record or {}).get("source")
-        again = f" (seedsweep claims seal {source} {rd.path} writes the sealed file back)" if source else ""
         raise UserError(str(rd.path), "the sealed claims do not match the record: " + " ".join(check.problems),
-                        f"Restore the sealed files{again} so that 'seedsweep claims verify {rd.path}' passes; "
-                        "new results are never stored under a broken seal.")
+                        check.fix(rd.path))

@@ -11,6 +11,8 @@ The oracles are computed without the code under test: digests by coreutils'
 from __future__ import annotations
 
 import contextlib
+import html as html_module
+import importlib
 import io
 import json
 import shutil
@@ -107,8 +109,10 @@ def test_an_edit_after_sealing_is_caught_by_verify_report_dashboard_and_run(seal
     tamper(run, how)
     assert (run / "claims.yaml").read_text() != before_edit or how == "manifest"
 
+    fix = f"so that 'seedsweep claims verify {run}' passes"     # one wording: verify, report, run
     r = cli("claims", "verify", str(run))
     assert r.returncode == 1, r.stdout + r.stderr
+    assert fix in r.stderr
     assert "BROKEN" in r.stderr and ("manifest.json was edited" in r.stderr if how == "both" else
                                      "claims.yaml changed after it was sealed" in r.stderr)
 
@@ -117,6 +121,7 @@ def test_an_edit_after_sealing_is_caught_by_verify_report_dashboard_and_run(seal
         assert "THE SEAL IS BROKEN" in text, fmt
         assert text.index("THE SEAL IS BROKEN") < text.index("claims and verdicts"), "the problem comes first"
         assert "(unsealed)" in text and "UNSEALED" in text, fmt
+        assert fix in html_module.unescape(text).replace("\\_", "_"), fmt
     page_file = tmp_path / "report.html"
     assert cli("report", str(run), "-o", str(page_file)).returncode == 0
     html = page_file.read_text()
@@ -134,7 +139,7 @@ def test_an_edit_after_sealing_is_caught_by_verify_report_dashboard_and_run(seal
     # a resume stores nothing under a broken seal: exit 2, the directory unchanged
     before = snapshot(run)
     r = cli("run", str(space), "--out", str(run), "--quiet")
-    assert r.returncode == 2 and "claims verify" in r.stderr and str(run) in r.stderr, r.stderr
+    assert r.returncode == 2 and fix in " ".join(r.stderr.split()), r.stderr
     assert snapshot(run) == before
 
     # the fix the message names: seal the source file again (claims.yaml edits only)
@@ -142,6 +147,26 @@ def test_an_edit_after_sealing_is_caught_by_verify_report_dashboard_and_run(seal
         source = json.loads((run / "manifest.json").read_text())["claims"]["source"]
         assert cli("claims", "seal", source, str(run)).returncode == 0
         assert cli("claims", "verify", str(run)).returncode == 0
+
+
+def test_the_html_report_verifies_the_seal_once_and_decides_once(sealed_run, monkeypatch):
+    from analysis.htmlreport import html_report
+
+    ledger_module, report_module = (importlib.import_module(f"analysis.{m}") for m in ("ledger", "report"))
+
+    calls = {"verify": 0, "decided": 0}
+
+    def counted(name, real):
+        def call(*args, **kwargs):
+            calls[name] += 1
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(ledger_module, "verify", counted("verify", ledger_module.verify))
+    monkeypatch.setattr(report_module, "study_decided", counted("decided", report_module.study_decided))
+    page = html_report(sealed_run[0], n_bootstrap=50)
+    assert "claims and verdicts" in page and "seal-broken" not in page
+    assert calls == {"verify": 1, "decided": 1}
 
 
 def test_an_intact_seal_reads_as_sealed_and_verify_needs_claims(sealed_run, tmp_path):
