@@ -12,11 +12,10 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
-
 from study.errors import UserError
 from study.runner import load_study
 from study.spacecheck import SpaceValidator
+from study.spacefile import read_text, read_yaml
 from study.store import RunDir
 from study.until import parse_until
 from study.tuned import run_tuned
@@ -53,13 +52,10 @@ def run_adaptive(args) -> int:
 def read_until(path: str | Path, options: dict[str, list[str]], family: str):
     """The ``until:`` settings of ``path`` (a study file with ``until:``, or
     the ``until`` mapping alone) for a replay over ``options``; no budget needed."""
-    path = Path(path)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise UserError(str(path), f"cannot read the file ({exc.strerror}).", "Give an existing YAML file.") from None
-    except yaml.YAMLError as exc:
-        raise UserError(str(path), f"this is not valid YAML: {exc}.", "Fix the syntax at that place.") from None
+    text = read_text(path, "until file", "Give a YAML file holding an until: block (or a study file with one).")
+    raw = read_yaml(text, str(path))
+    if raw is None:
+        raise UserError(str(path), "the file is empty.", "Write an until: block into it, e.g. until: {decide: [CHOICE]}.")
     if isinstance(raw, dict) and "until" in raw:
         raw = raw["until"]
     compare = tuple((c, tuple(o)) for c, o in options.items())

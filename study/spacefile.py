@@ -31,7 +31,7 @@ from .spacecheck import SpaceValidator
 from .tuning import parse_tune
 from .until import parse_until
 
-__all__ = ["load_space", "parse_space"]
+__all__ = ["load_space", "parse_space", "read_yaml", "read_text"]
 
 
 
@@ -68,21 +68,41 @@ _UniqueKeyLoader.add_constructor(
 )
 
 
+def read_yaml(text: str, path: str = "<string>") -> Any:
+    """Parse the YAML ``text`` of a study file (or of a part of one, such as
+    an ``until:`` file) the study file's way: a duplicate key is an error, only
+    true/false are booleans, and a syntax error is a :class:`UserError` naming
+    ``path``, line and column."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else path
+        problem = getattr(exc, "problem", None) or str(exc)
+        fix = ("Keep one of the two." if "duplicate key" in str(problem)
+               else "Fix the syntax (indentation, colons, brackets) at that place.")
+        raise UserError(where, f"this is not valid YAML: {problem}.", fix) from None
+
+
+def read_text(path: str | Path, what: str, fix: str) -> str:
+    """The UTF-8 text of the file ``path`` (a ``what``, e.g. "search-space
+    file"); a missing or unreadable file is a :class:`UserError` (``fix``:
+    what to do when it is missing)."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(str(path), f"no such {what}.", fix) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(str(path), f"cannot read the file ({exc}).", "Give a readable UTF-8 YAML file.") from None
+
+
 def load_space(path: str | Path) -> Space:
     """Read and validate the search-space file at ``path``.
 
     Raises :class:`UserError` (exit code 2 on the command line) for a missing
     or unreadable file, YAML that does not parse, and every schema problem.
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(str(path), "no such search-space file.",
-                        "Check the path; the shipped examples are in search_spaces/.") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(str(path), f"cannot read the file ({exc}).",
-                        "Give a readable UTF-8 YAML file.") from None
+    text = read_text(path, "search-space file", "Check the path; the shipped examples are in search_spaces/.")
     return parse_space(text, str(path))
 
 
@@ -92,15 +112,7 @@ def parse_space(text: str, path: str = "<string>", base: str | None = None) -> S
     the folder of ``path`` when it is a file, else the working folder)."""
     if base is None:
         base = str(Path(path).resolve().parent) if Path(path).is_file() else os.getcwd()
-    try:
-        raw = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}, line {mark.line + 1}, column {mark.column + 1}" if mark else path
-        problem = getattr(exc, "problem", None) or str(exc)
-        fix = ("Keep one of the two." if "duplicate key" in str(problem)
-               else "Fix the syntax (indentation, colons, brackets) at that place.")
-        raise UserError(where, f"this is not valid YAML: {problem}.", fix) from None
+    raw = read_yaml(text, path)
     if raw is None:
         raise UserError(path, "the file is empty.",
                         f"A search space needs at least the keys {', '.join(REQUIRED_KEYS)}.")

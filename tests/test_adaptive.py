@@ -30,6 +30,7 @@ from study.waves import hours_spent
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_claims import RG_CSV
 from tests.test_kill import stored
+from tests.rundirs import write_synthetic_run
 
 STUDY = """
 name: adaptive
@@ -203,11 +204,29 @@ def test_a_replay_of_the_rg_results_decides_from_their_configurations(tmp_path):
     assert "| Decoder | Softmax | CRF | Chunking | 14 | B better |" in r.stdout
 
 
+def test_a_replay_until_file_is_read_the_study_files_way(tmp_path):
+    """Syntax errors name line and column, a duplicate key is refused, an empty
+    or missing file is named: the study-file loader's messages, exit 2."""
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))
+    cases = {"syntax": ("until:\n  decide: [classifier\n  delta: 0.05\n", "line 3, column 8", "not valid YAML"),
+             "duplicate": ("until:\n  decide: [classifier]\n  decide: [classifier]\n", "line 3, column 3",
+                           "duplicate key"),
+             "empty": ("", "", "the file is empty"),
+             "missing": (None, "", "no such until file")}
+    for name, (text, where, problem) in cases.items():
+        path = tmp_path / f"{name}.yaml"
+        if text is not None:
+            path.write_text(text)
+        r = seedsweep("replay", str(out), "--until", str(path))
+        assert r.returncode == 2, (name, r.stderr)
+        assert f"{path}{', ' + where if where else ''}: " in r.stderr and problem in r.stderr, (name, r.stderr)
+
+
 def test_plan_sizes_both_designs_from_a_pilot_and_the_fixed_sizes_reach_their_power(tmp_path):
     from scipy import stats as st
 
     from analysis.planning import fixed_configurations
-    from tests.rundirs import write_synthetic_run
 
     pilot = tmp_path / "pilot"
     write_synthetic_run(pilot, STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))   # CRF wins all 4
