@@ -40,7 +40,7 @@ def run_adaptive(args) -> int:
     policy = WavePolicy(space.until, seeds=len(space.seeds))
     waves = run_until(args.space, args.out, policy, address=args.address, retry_failed=args.retry_failed,
                       num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
-    print(waves.last.line(), file=sys.stderr)
+    print(waves.line(), file=sys.stderr)
     if waves.stopped is None:
         return 1
     print(f"[seedsweep] stopped after {waves.samples} configurations: {waves.stopped}", file=sys.stderr)

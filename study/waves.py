@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol, TextIO
 
@@ -45,12 +45,26 @@ class Policy(Protocol):
 @dataclass
 class WavesSummary:
     """What :func:`run_until` did: the last wave's run, the configurations
-    run, the looks in order, and why it stopped (``None``: interrupted)."""
+    run, the looks in order, why it stopped (``None``: interrupted), and every
+    wave's run in order."""
 
     last: RunSummary
     samples: int
     looks: list[tuple[int, Look]] = field(default_factory=list)
     stopped: str | None = None
+    waves: list[RunSummary] = field(default_factory=list)
+
+    def summary(self) -> RunSummary:
+        """The whole command as one run: the trials of its last wave's study,
+        every wave's trials run, and skipped only what was stored before the
+        command began (a later wave skips what an earlier one stored)."""
+        ran = sum(w.scheduled for w in self.waves)
+        earlier = ran - self.last.scheduled                 # stored by this command's earlier waves
+        return replace(self.last, scheduled=ran, skipped=max(0, self.last.skipped - earlier))
+
+    def line(self) -> str:
+        """The command in one line (:meth:`RunSummary.line` of :meth:`summary`)."""
+        return self.summary().line()
 
 
 def wave_size(space, num_cpus: int | None) -> int:
@@ -88,10 +102,11 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
     step = wave_size(space, num_cpus)
     # one Ray for every wave (each run() joins it instead of starting its own)
     with ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir")):
-        n, looks = space.samples, []
+        n, looks, waves = space.samples, [], []
         while True:
             summary = run(space_path, out, samples=n, stream=stream, num_cpus=num_cpus, **kwargs)
-            result = WavesSummary(summary, n, looks)
+            waves.append(summary)
+            result = WavesSummary(summary, n, looks, waves=waves)
             if summary.interrupted:
                 return result
             look = policy(str(out), n)

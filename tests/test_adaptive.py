@@ -72,7 +72,8 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
         assert "wave at 4 configurations: 0 of 1 decided" in r.stderr
         assert "wave at 8 configurations: 0 of 1 decided" in r.stderr
         assert "stopped after 12 configurations: every comparison decided (1)" in r.stderr
-        assert "24 trials in the study; ran 8, skipped 16" in r.stderr
+        # the command's counts (every wave's), not the last wave's "ran 8, skipped 16"
+        assert "24 trials in the study; ran 24, skipped 0 already stored; stored now: ok 24; missing 0" in r.stderr
         assert r.stdout.startswith("**Decisions**")
         assert "| classifier | softmax | crf | synthetic | 12 |" in r.stdout and "| B better | 10 |" in r.stdout
 
@@ -90,6 +91,7 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
         again = seedsweep("run", str(space), "--out", str(killed), "--num-cpus", "2", env=env)
         assert again.returncode == 0, again.stderr
         assert "stopped after 12 configurations: every comparison decided (1)" in again.stderr
+        assert f"24 trials in the study; ran {24 - at_kill}, skipped {at_kill} already stored" in again.stderr
     finally:
         wait_gone(tag, timeout=150, ray_tmp=ray_tmp, orphans=True)
         kill_tagged(tag, ray_tmp)
