@@ -16,15 +16,15 @@ import secrets
 import sys
 
 from seedsweep.adaptive import add_replay, run_adaptive
+from seedsweep.claims import add_claims
 from seedsweep.families import add_families
 from seedsweep.ledger import add_ledger
 from study import check, compact
-from study.claimsfile import read_claims
 from study.errors import EXIT_USER_ERROR, UserError, no_space
 from study.families import get_family
 from study.files import write_text
 from study.runner import load_study, run
-from study.sealing import seal, verify
+from study.sampling import repeated_configurations
 from study.status import study_status
 from study.store import RunDir
 from study.testbeds import counts, read_testbed, tsv_text, write_tsv
@@ -47,6 +47,9 @@ def _results(out: str) -> str:
 def _cmd_check(args) -> int:
     space = check(args.space, resolve=args.resolve)
     print(f"{space.path}: OK -- study '{space.name}' ({space.family}); {space.describe()}")
+    repeated = repeated_configurations(space, get_family(space.family))
+    if repeated:
+        print(f"  warning: {repeated}")
     if space.train.vectorize_seeds:
         n = space.n_trials // len(space.seeds)
         per = space.resources.of_trial(True)
@@ -67,46 +70,6 @@ def _cmd_run(args) -> int:
     if not args.quiet:
         print(_results(args.out))
     return 1 if summary.interrupted else 0
-
-
-def _cmd_claims_seal(args) -> int:
-    rd = RunDir(args.dir)
-    rd.require()
-    with rd.locked():
-        manifest = rd.manifest()
-        existed = bool(rd.stored_keys()) or rd.read_import_spec() is not None
-        record = seal(args.file, rd, manifest, supersede=args.supersede, results_existed=existed)
-        rd.write_manifest(manifest)
-    when = "after results existed" if record["results_existed"] else "before any result"
-    print(f"{args.dir}: claims sealed {when} (sha256 {record['sha256']}, {record['sealed_at']})")
-    return 0
-
-
-def _cmd_claims_verify(args) -> int:
-    rd = RunDir(args.dir)
-    rd.require()
-    check = verify(rd)
-    if check.record is None and check.intact:
-        raise UserError(str(args.dir), "no claims are sealed into this run directory, so there is nothing to verify.",
-                        "Seal a claims file first: seedsweep claims seal FILE DIR (or seedsweep run --claims FILE).")
-    if not check.intact:
-        print(f"{args.dir}: the seal is BROKEN -- the verdicts of this directory are unsealed:", file=sys.stderr)
-        for problem in check.problems:
-            print(f"  - {problem}", file=sys.stderr)
-        print(check.fix(args.dir), file=sys.stderr)
-        return 1
-    record = check.record
-    files = 1 + len(record.get("superseded") or [])
-    stamped = sum(check.stamps.values())
-    print(f"{args.dir}: the seal holds -- {files} claims file(s) match the manifest (sha256 {record['sha256']}, "
-          f"sealed {record['sealed_at']}); {stamped} trials file(s) carry a stamp, every one the manifest lists")
-    return 0
-
-
-def _cmd_claims_check(args) -> int:
-    claims = read_claims(args.file)
-    print(f"{args.file}: OK -- {len(claims.claims)} claims on {claims.source}, {len(claims.deviations)} deviations")
-    return 0
 
 
 def _cmd_testbed(args) -> int:
@@ -250,19 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--supersede", metavar="REASON", help="replace claims sealed earlier, keeping them on record")
     p.set_defaults(func=_cmd_run)
 
-    p = sub.add_parser("claims", help="seal a claims file into a run directory, or judge its claims")
-    csub = p.add_subparsers(dest="claims_command", required=True)
-    q = csub.add_parser("seal", help="seal claims into an existing (or imported) run directory")
-    q.add_argument("file")
-    q.add_argument("dir")
-    q.add_argument("--supersede", metavar="REASON", help="replace claims sealed earlier, keeping them on record")
-    q.set_defaults(func=_cmd_claims_seal)
-    q = csub.add_parser("verify", help="check that the sealed claims are unchanged (exit 1 when the seal is broken)")
-    q.add_argument("dir")
-    q.set_defaults(func=_cmd_claims_verify)
-    q = csub.add_parser("check", help="validate a claims file (nothing is written)")
-    q.add_argument("file")
-    q.set_defaults(func=_cmd_claims_check)
+    add_claims(sub)
 
     p = sub.add_parser("testbed", help="expand a template test bed: counts per phenomenon and split, sentences as TSV")
     p.add_argument("file", help="test-bed YAML file (e.g. testbeds/sst_phenomena.yaml)")

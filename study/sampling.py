@@ -29,7 +29,7 @@ import pyarrow as pa
 from .files import stable_hash
 from .space import Param, Space
 
-__all__ = ["sample_configs", "config_id", "arrow_type", "value_at", "cast_value"]
+__all__ = ["repeated_configurations", "sample_configs", "config_id", "arrow_type", "value_at", "cast_value"]
 
 _ARROW = {"str": pa.string(), "int": pa.int64(), "float": pa.float64(), "bool": pa.bool_()}
 
@@ -94,3 +94,26 @@ def sample_configs(space: Space) -> pa.Table:
         values = [cast_value(p, value_at(p, units[i][j])) for i in range(n)]
         columns[p.name] = pa.array(values, arrow_type(p.value_type))
     return pa.table(columns)
+
+
+def repeated_configurations(space: Space, family=None) -> str | None:
+    """A warning when the study's configurations repeat one another (None
+    when each is distinct, or when ``family`` -- the study's family object --
+    draws something per configuration besides its hyperparameters). A repeated configuration trains with the same
+    hyperparameters and the same seeds, so it repeats the same trials (the
+    synthetic family even draws its noise from the hyperparameters): the
+    paired statistics would count one configuration as several."""
+    if space.tune is not None or space.samples < 2 or getattr(family, "draws_per_configuration", False):
+        return None
+    table = sample_configs(space)
+    rows = [tuple(row[c] for c in table.column_names if c != "config_id") for row in table.to_pylist()]
+    distinct = len(set(rows))
+    if distinct == len(rows):
+        return None
+    if not _drawn(space):
+        return (f"samples: {space.samples} with nothing drawn per configuration (no space: block): all "
+                f"{space.samples} configurations are the same one, and with the same seeds they repeat the same "
+                "trials. Add a space: block to sample configurations, or use samples: 1 with more seeds.")
+    return (f"samples: {space.samples} draws only {distinct} distinct configurations from its space: block; a "
+            "repeated configuration with the same seeds repeats the same trials, and the paired statistics would "
+            "count it more than once. Widen the space (or use sampler: qmc), or lower samples.")

@@ -151,3 +151,34 @@ def test_a_grid_over_the_limit_is_refused_by_check_and_run_before_anything_is_sa
     assert main(["check", str(space_file(GOOD))]) == 2                 # 4 x 2 x 2 = 16 > 15
     monkeypatch.setenv("SEEDSWEEP_MAX_TRIALS", "16")
     assert main(["check", str(space_file(GOOD))]) == 0
+
+
+REPEATED = """
+name: repeated
+family: synthetic
+samples: 8
+seeds: 2
+compare: {classifier: [softmax, crf]}
+"""
+
+
+def test_check_warns_when_configurations_repeat_and_they_do_train_the_same_trials(space_file, tmp_path, capsys):
+    from analysis import load
+    from tests.rundirs import write_synthetic_run
+
+    cases = {REPEATED: "all 8 configurations are the same one",
+             REPEATED + "space: {optimizer: {choice: [adam, nadam]}}\n": "draws only 2 distinct configurations",
+             REPEATED + "space: {lr: {loguniform: [0.001, 0.1]}}\n": None,
+             REPEATED.replace("samples: 8", "samples: 1"): None}
+    for text, warning in cases.items():
+        assert main(["check", str(space_file(text))]) == 0
+        out = capsys.readouterr().out
+        assert ("warning:" in out) == (warning is not None) and (warning or "") in out, (text, out)
+    # the encoder family draws its sentences per configuration: ten configurations without a space differ
+    assert main(["check", str(REPO / "search_spaces" / "sst5_encoders.yaml")]) == 0
+    assert "warning:" not in capsys.readouterr().out
+    # what the warning says, seen in stored trials: the 8 configurations score alike, seed by seed
+    write_synthetic_run(tmp_path / "run", REPEATED)
+    df = load(tmp_path / "run")
+    assert df.config_id.nunique() == 8
+    assert (df.groupby(["option", "seed"], observed=True).test_score.nunique() == 1).all()

@@ -143,6 +143,7 @@ class FamilyBase:
     name: str
     uses_torch: bool = True
     classifies: bool = False                     # scores the study's evaluate: sets
+    draws_per_configuration: bool = False        # a configuration's own draw (of data) beside its hyperparameters
     train_defaults: Train
     defaults: Mapping[str, Any] = {}
     limits: Mapping[str, Limit] = {}

@@ -30,6 +30,7 @@ class EncoderFamily(FamilyBase):
     """The encoder family (see the package docstring)."""
 
     name = "encoder"
+    draws_per_configuration = True               # each configuration draws its own sentences (config_id)
     train_defaults = Train(max_epochs=1, patience=1, metric="dispersion", mode="min", timeout_s=None, retries=1)
     defaults, limits, task_keys, datasets = DEFAULTS, LIMITS, TASK_KEYS, SENTENCE_DATASETS
 
