@@ -15,9 +15,11 @@ import os
 import shutil
 import tempfile
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .errors import UserError
+from .raydaemons import clear_dead_sessions, forget_session, record_session
 
 __all__ = ["preflight", "accelerators", "remove_stale_tune_folders", "tune_environment", "ray_session",
            "bound_trainable", "TUNE_PREFIX", "FORWARDED_ENV"]
@@ -133,12 +135,15 @@ def _token_enabled_notice(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Token authentication is enabled")
 
 
-def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None) -> bool:
-    """Start or join Ray unless this process already is connected; True when started here."""
+def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None) -> tuple[bool, Path | None]:
+    """Start or join Ray unless this process already is connected: (whether
+    started here, the record of the private Ray started, :mod:`study.raydaemons`)."""
     import ray
 
     if ray.is_initialized():
-        return False
+        return False, None
+    clear_dead_sessions()                 # what a SIGKILLed driver's Ray left running
+    record = None
     kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
                               "include_dashboard": False}
     # the workers of a cluster do not inherit the driver's environment, so pass
@@ -161,10 +166,11 @@ def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None) 
         notices = logging.getLogger("ray._private.authentication.authentication_token_setup")
         notices.addFilter(_token_enabled_notice)
         try:
-            ray.init(address="local", num_cpus=num_cpus, _temp_dir=ray_temp_dir, **kwargs)
+            context = ray.init(address="local", num_cpus=num_cpus, _temp_dir=ray_temp_dir, **kwargs)
         finally:
             notices.removeFilter(_token_enabled_notice)
-    return True
+        record = record_session(context.address_info["session_dir"])
+    return True, record
 
 
 @contextmanager
@@ -175,7 +181,7 @@ def ray_session(*, address: str | None, num_cpus: int | None, ray_temp_dir: str 
     import ray
 
     with tune_environment():
-        started = _start(address, num_cpus, ray_temp_dir)
+        started, record = _start(address, num_cpus, ray_temp_dir)
         remove_stale_tune_folders()
         storage = tempfile.mkdtemp(prefix=f"{TUNE_PREFIX}{os.getpid()}-")
         quiet = [logging.getLogger(n) for n in ("ray.tune", "ray.train", "ray.air")]
@@ -190,6 +196,8 @@ def ray_session(*, address: str | None, num_cpus: int | None, ray_temp_dir: str 
             shutil.rmtree(storage, ignore_errors=True)
             if started:
                 ray.shutdown()
+            if record is not None:
+                forget_session(record)
 
 
 def bound_trainable(space, trainable: Callable, cache_dir: str | None = None,

@@ -129,7 +129,7 @@ def test_no_private_name_is_imported_across_modules():
 
 
 #: the contracts every floor shares; test beds are one (a file format the command line expands and families score)
-GROUND_FLOOR = {"study.schema", "study.errors", "study.files", "study.testbeds"}
+GROUND_FLOOR = {"study.schema", "study.errors", "study.files", "study.testbeds", "study.processes"}
 #: what families share: the registry, the interface, and data and model sources
 FAMILY_COMMONS = {"study.families", "study.families.base", "study.families.datasets", "study.families.modelsources",
                   "study.families.sentencedata", "study.families.vectors", "study.families.evalsets",

@@ -15,12 +15,13 @@ import time
 import uuid
 from pathlib import Path
 
+import psutil
 import pyarrow.parquet as pq
 import pytest
 
 from study.runner import load_study, plan_study
 from study.store import RunDir
-from tests.conftest import REPO, kill_tagged, tagged_processes, wait_gone
+from tests.conftest import REPO, holds_file_under, kill_tagged, tagged_processes, wait_gone
 
 pytestmark = pytest.mark.slow
 
@@ -174,3 +175,57 @@ def test_ctrl_c_stores_no_half_trained_trial_and_resume_completes(tmp_path, spac
         shutil.rmtree(ray_tmp, ignore_errors=True)
     table = RunDir(out).read_trials()
     assert table.num_rows == 20 and set(table["status"].to_pylist()) == {"ok"}
+
+
+def test_the_next_command_clears_a_sigkilled_drivers_ray_agents(tmp_path, space_file):
+    """A SIGKILLed driver's raylet agents would wait out Ray's 60 s publish
+    timeout; the next command, started at once, clears them as it starts."""
+    from study.raydaemons import records_dir
+
+    tag = uuid.uuid4().hex
+    ray_tmp = tempfile.mkdtemp(prefix="ssg-", dir="/tmp")
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    space = space_file(SPACE.replace("epoch_seconds: 0.08", "epoch_seconds: 0.3"))
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out), "--quiet", "--num-cpus", "2"]
+    try:
+        first = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 240
+        while stored(out) < 2 and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert first.poll() is None, "the study ended before its driver could be killed"
+        sessions = [p for p in Path(ray_tmp).glob("**/session_2*") if p.is_dir() and not p.is_symlink()]
+        assert len(sessions) == 1, sessions
+        dead = str(sessions[0].resolve())
+
+        def agents() -> list[psutil.Process]:      # the dead session's agents, found by psutil (the oracle)
+            found = []
+            for proc in psutil.process_iter(["pid", "name"]):
+                try:
+                    if proc.info["name"].startswith("ray::") and "Agent" in proc.info["name"] \
+                            and proc.status() != psutil.STATUS_ZOMBIE and holds_file_under(proc.pid, dead):
+                        found.append(proc)
+                except (psutil.NoSuchProcess, psutil.AccessDenied):
+                    continue
+            return found
+
+        assert len(agents()) == 2, agents()           # the dashboard agent and the runtime-env agent
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+        killed_at = time.monotonic()
+        second = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  text=True)
+        record = records_dir() / f"{second.pid}.json"
+        while not record.exists() and second.poll() is None and time.monotonic() < killed_at + 50:
+            time.sleep(0.05)
+        assert record.exists(), "the next command's private Ray did not start within 50 s of the kill"
+        left = agents()
+        assert left == [], f"agents of the killed driver's Ray alive {time.monotonic() - killed_at:.0f} s later"
+        _, err = second.communicate(timeout=300)
+        assert second.returncode == 0, err
+        assert "missing 0" in err
+        assert not record.exists(), "a clean shutdown forgets its record"
+    finally:
+        wait_gone(tag, timeout=60, ray_tmp=ray_tmp, orphans=True)
+        kill_tagged(tag, ray_tmp)
+        shutil.rmtree(ray_tmp, ignore_errors=True)

@@ -25,6 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import IO
 
+from study.processes import alive, start_time
+
 __all__ = ["launch", "stop_group", "kill_group", "reap_orphans", "records_dir", "CappedLog", "start_time"]
 
 PR_SET_PDEATHSIG = 1
@@ -35,23 +37,6 @@ def records_dir() -> Path:
     folder = Path(tempfile.gettempdir()) / f"seedsweep-programs-{os.getuid()}"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
-
-
-def start_time(pid: int) -> str | None:
-    """The kernel's start time of process ``pid`` (clock ticks since boot);
-    None if it is gone or a zombie (ended, not yet reaped by its parent)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
-            stat = f.read()
-    except OSError:
-        return None
-    fields = stat.rsplit(")", 1)[1].split()        # from field 3 (the state) on
-    return None if fields[0] in ("Z", "X") else fields[19]     # field 22: the start time
-
-
-def _alive(pid: int, started: str | None) -> bool:
-    now = start_time(pid)
-    return now is not None and (started is None or now == started)
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
@@ -105,9 +90,9 @@ def reap_orphans() -> list[int]:
             rec = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if _alive(rec["worker"], rec.get("worker_started")):
+        if alive(rec["worker"], rec.get("worker_started")):
             continue
-        if _alive(rec["pid"], rec.get("started")) or _group_alive(rec["pid"]):
+        if alive(rec["pid"], rec.get("started")) or _groupalive(rec["pid"]):
             kill_group(rec["pid"])
             reaped.append(rec["pid"])
         try:
@@ -117,7 +102,7 @@ def reap_orphans() -> list[int]:
     return reaped
 
 
-def _group_alive(pgid: int) -> bool:
+def _groupalive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
         return True
