@@ -79,7 +79,8 @@ from .load import comparisons_of, load, load_epochs, study_tau
 from .multiple import holm
 from .paired import Comparison, compare, compare_spec, compare_tasks
 from .report import export_csv, report, sections
-from .robustness import Robustness, robustness, robustness_figure, robustness_table
+from .robustness import Robustness, robustness, robustness_table
+from .robustnessfigure import robustness_figure
 from .seeds import ks_test, seed_distribution, seed_distributions, seed_variance
 from .specs import ComparisonSpec, rows_where
 from .tables import Table, comparison_table, dominance_table, importance_table, seed_variance_table

@@ -28,15 +28,15 @@ from . import figures as F
 from . import statfigures as SF
 from .budgetfigure import budget_figure
 from .dashaccess import require_token
-from .decisions import study_decided
 from .figurekit import empty_figure
-from .ledger import claims_figure
+from .claimsfigure import claims_figure
 from .liveview import Views, freeze_startup, keep_freed_memory, only_changed, signature
 from .load import study_tau
-from .robustness import robustness_figure, robustness_of
+from .robustness import robustness_of
+from .robustnessfigure import robustness_figure
 from .seqfigure import sequence_figure
 from .specs import rows_where
-from .tuned import study_tuned
+from .rundirs import study_decided, study_tuned
 
 __all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
 

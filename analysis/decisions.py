@@ -5,8 +5,9 @@ For every pair of options of a decided choice and every task, the units
 configuration order, a confidence sequence over them with alpha split over
 the tracked sequences (:mod:`analysis.sequential`), and the decision it
 allows. :func:`track` works on any stored rows (a running study, a finished
-one, imported results: the replay); :class:`WavePolicy` answers the
-engine's question after each wave (:mod:`study.waves`).
+one, imported results: the replay); what reads a run directory (the
+engine's question after each wave, a report's Decisions section) is
+:mod:`analysis.rundirs`.
 """
 
 from __future__ import annotations
@@ -18,20 +19,14 @@ import numpy as np
 import pandas as pd
 
 from study.errors import UserError
-from study.runner import load_study
-from study.store import RunDir
 from study.until import Until
-from study.waves import Look
 
-from .imported import read_import_spec
-from .load import comparisons_of, load
 from .tables import Table
 from .pairing import by_config, paired_rows
 from .specs import ComparisonSpec, rows_where
 from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha
 
-__all__ = ["Tracked", "track", "units", "WavePolicy", "decisions_table", "replay_markdown",
-           "study_decided", "StudyDecisions"]
+__all__ = ["Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown"]
 
 
 @dataclass(frozen=True)
@@ -149,24 +144,6 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
     return out
 
 
-class WavePolicy:
-    """The engine's question after a wave (:class:`study.waves.Policy`):
-    stop when every tracked sequence is decided."""
-
-    def __init__(self, until: Until, seeds: int) -> None:
-        self.until, self.seeds = until, seeds
-        self.last: list[Tracked] = []
-
-    def __call__(self, out: str, samples: int) -> Look:
-        df = load(out)
-        specs, results = comparisons_of(out)
-        self.last = track(df, self.until, specs, results, seeds=self.seeds, upto=samples, where=str(out))
-        open_ = [t for t in self.last if t.decision == "undecided"]
-        why = (f"every comparison decided ({len(self.last)})" if not open_ else
-               f"{len(self.last) - len(open_)} of {len(self.last)} decided")
-        return Look(stop=not open_, why=why)
-
-
 def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool = False) -> Table:
     """The Decisions table: per pair and task the final interval, the
     decision and the configuration count at which it was reached."""
@@ -182,40 +159,6 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
              "It stays valid at a data-dependent stop; the fixed-sample intervals of the tables below do not."]
     return Table(["choice", "A", "B", "task", "configurations", "interval", "decision", "decided at"], rows, notes,
                  numeric_from=4)
-
-
-@dataclass(frozen=True)
-class StudyDecisions:
-    """An adaptive run directory's tracked sequences over the configurations
-    it has run, its ``until:`` settings and whether its budget is spent."""
-
-    tracked: list[Tracked]
-    until: Until
-    budget_spent: bool
-
-    def table(self) -> Table:
-        """The Decisions table (:func:`decisions_table`)."""
-        return decisions_table(self.tracked, self.until, budget_spent=self.budget_spent)
-
-
-def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
-    """The decisions of an adaptive run directory (its study file has
-    ``until:``); None for other directories."""
-    if read_import_spec(run_dir) is not None:
-        return None
-    try:
-        space = load_study(run_dir)
-    except UserError:
-        return None
-    if space.until is None:
-        return None
-    specs, results = comparisons_of(run_dir)
-    configs = RunDir(run_dir).configs()
-    samples = configs.num_rows if configs is not None else space.samples      # the configurations run so far
-    tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=str(run_dir))
-    until = space.until
-    cap = until.sample_cap(space.trials_per_config)
-    return StudyDecisions(tracked, until, cap is not None and samples >= cap)
 
 
 def replay_markdown(tracked: list[Tracked], until: Until) -> str:

@@ -34,7 +34,8 @@ from .budgetfigure import budget_figure
 from .insights import compute
 from .load import study_tau
 from .report import RunJudgement, judge_run, report
-from .robustness import robustness_figure, robustness_of
+from .robustness import robustness_of
+from .robustnessfigure import robustness_figure
 from .seqfigure import sequence_figure
 from .statfigures import dominance_figure, evp_figure, importance_figure, parallel_figure
 from .trialfigures import learning_figure

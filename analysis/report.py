@@ -19,7 +19,6 @@ import pandas as pd
 
 from study.files import write_text
 
-from .decisions import StudyDecisions, study_decided
 from .imported import read_import_spec
 from .insights import compute
 from .ledger import Ledger, ledger, ledger_tables
@@ -28,7 +27,8 @@ from .paired import Comparison, compare_spec
 from .robustness import robustness_of, robustness_table
 from .seeds import option_distributions, seed_variance, selection_scores
 from .specs import ComparisonSpec, as_categories, rows_where
-from .tuned import TunedComparison, study_tuned, tuned_table
+from .rundirs import StudyDecisions, study_decided, study_tuned
+from .tuned import TunedComparison, tuned_table
 from .tables import (comparison_table, dominance_table, importance_table, option_distribution_table,
                      seed_variance_table, selection_table)
 

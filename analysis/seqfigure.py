@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .decisions import StudyDecisions
+from .rundirs import StudyDecisions
 from .figurekit import COLORS, empty_figure
 
 __all__ = ["sequence_figure"]

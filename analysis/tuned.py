@@ -19,8 +19,8 @@ before 10 were told; none for ``qmc``, whose points are not independent draws), 
 as in the paper. How far it lies from the replicated median shows how well
 one search predicts what another search would find.
 
-All pure functions of a trials table, except :func:`study_tuned`, which reads
-a run directory's manifest.
+All pure functions of a trials table; :func:`analysis.rundirs.study_tuned`
+reads a tuned study's run directory.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ import numpy as np
 import pandas as pd
 
 from study.errors import UserError
-from study.store import RunDir
 
 from .evp import expected_selected
 from .improvement import Improvement, p_improvement
@@ -41,7 +40,7 @@ from .significance import win_shares
 from .tables import Table, p_text, pct, pts
 
 __all__ = ["best_so_far", "tuned_outcomes", "TunedComparison", "tuned_comparison", "tuned_table",
-           "study_tuned", "random_positions", "TPE_STARTUP"]
+           "random_positions", "TPE_STARTUP"]
 
 #: positions a ``tpe`` search draws at random before modelling (Optuna's ``n_startup_trials`` default)
 TPE_STARTUP = 10
@@ -209,21 +208,3 @@ def tuned_table(tc: TunedComparison) -> Table:
         notes.insert(0, "Lower scores are better (mode min).")
     return Table(["option", "searches", "tuned median [IQR]", "win share", "Δ to best [CI]", "sign p",
                   "P(best > option) [CI]", "one-search estimate"], rows, notes, numeric_from=1)
-
-
-def study_tuned(run_dir: str | Path, df: pd.DataFrame, *, n_bootstrap: int = 1000,
-                seed: int = 0) -> TunedComparison | None:
-    """The tuned comparison of a tuned study's run directory (None for any other)."""
-    rd = RunDir(run_dir)
-    try:
-        manifest = rd.manifest()
-    except UserError:                   # no readable manifest: not a tuned study
-        return None
-    tune = (manifest or {}).get("tune")
-    if not tune or df.empty or "position" not in df.columns:
-        return None
-    (entry,) = manifest["compare"]
-    return tuned_comparison(df, choice=entry["choice"], options=[str(o) for o in entry["options"]],
-                            budget=int(tune["budget"]), sampler=str(tune["sampler"]), wave=int(tune["wave"]),
-                            mode=(manifest.get("train") or {}).get("mode") or "max", n_bootstrap=n_bootstrap,
-                            seed=seed)

@@ -27,7 +27,7 @@ __all__ = ["run_adaptive", "add_replay", "read_until"]
 def run_adaptive(args) -> int:
     """``seedsweep run`` of an adaptive study (waves until decided) or a tuned one, then the tables."""
     import analysis                          # the statistics stack (pandas, SciPy): only when results are read
-    from analysis.decisions import WavePolicy   # (the same stack)
+    from analysis.rundirs import WavePolicy   # (the same stack)
 
     space = load_study(args.space)
     if space.tune is not None:               # a tuned comparison: its searches' waves, then the tables

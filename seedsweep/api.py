@@ -63,7 +63,7 @@ class Definition:
         if self.space.tune is not None:
             return run_tuned(self.space, out, **kwargs)
         if self.space.until is not None:
-            from analysis.decisions import WavePolicy   # the statistics stack, only for an adaptive study
+            from analysis.rundirs import WavePolicy   # the statistics stack, only for an adaptive study
 
             return run_until(self.space, out, WavePolicy(self.space.until, seeds=len(self.space.seeds)), **kwargs)
         return run_study(self.space, out, **kwargs)

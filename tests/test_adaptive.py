@@ -21,7 +21,8 @@ import pandas as pd
 import pytest
 
 import analysis
-from analysis.decisions import WavePolicy, track, units
+from analysis.decisions import track, units
+from analysis.rundirs import WavePolicy
 from seedsweep.adaptive import read_until
 from study.errors import UserError
 from study.spacefile import parse_space

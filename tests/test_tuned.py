@@ -28,7 +28,8 @@ from scipy.stats import binomtest
 import analysis
 from analysis.budgetfigure import budget_figure
 from analysis.evp import expected_selected
-from analysis.tuned import best_so_far, study_tuned, tuned_comparison, tuned_outcomes, tuned_table
+from analysis.rundirs import study_tuned
+from analysis.tuned import best_so_far, tuned_comparison, tuned_outcomes, tuned_table
 from seedsweep.cli import main
 from study.store import RunDir
 from study.tuned import journal_path, run_tuned
