@@ -1,7 +1,12 @@
 r"""seedsweep's analysis side: run directories -> tables, tests and reports.
 
 It reads the table contract (``study.schema``, ``study.store``) and never
-imports training code. Every name a notebook needs is exported here,
+imports training code. Its rooms, read top-down: :mod:`analysis.pages`
+(reports, the dashboard, the ledger page), :mod:`analysis.figures` (Plotly,
+from the statistics), :mod:`analysis.reading` (run directories as tables)
+and :mod:`analysis.stats` (pure functions of arrays and tables), over its
+ground floor (``specs``, ``tables``); a room imports only the rooms below
+it. Every name a notebook needs is exported here,
 grouped by topic (README, "Analysis"); statistics are pure functions of
 DataFrames or arrays, with randomness from a ``seed`` argument. The examples
 read ``run_dir``: six configurations x Softmax/CRF x two seeds of the
@@ -63,26 +68,26 @@ sets, :func:`rank_agreement` and :func:`agreement_table` between studies.
 True
 """
 
-from study.claimsfile import Claims, read_claims
+from study.spec.claimsfile import Claims, read_claims
 
-from .agreement import RankAgreement, rank_agreement
-from .aso import ASOResult, aso, aso_matrix
-from .claims import ClaimResult, judge
-from .crossstudy import agreement_table, study_agreement
-from .dominance import Dominance, dominance
-from .evp import expected_max, expected_max_sd, expected_selected
-from .importance import Importance, fanova, importance
-from .imported import import_csv, read_import_spec
-from .improvement import Improvement, p_improvement
-from .ledger import Ledger, ledger, ledger_tables
-from .load import comparisons_of, load, load_epochs, study_tau
-from .multiple import holm
-from .paired import Comparison, compare, compare_spec, compare_tasks
-from .report import export_csv, report, sections
-from .robustness import Robustness, robustness, robustness_table
-from .robustnessfigure import robustness_figure
-from .seeds import ks_test, seed_distribution, seed_distributions, seed_variance
+from .figures.robustnessfigure import robustness_figure
+from .pages.report import export_csv, report, sections
+from .reading.crossstudy import agreement_table, study_agreement
+from .reading.imported import import_csv, read_import_spec
+from .reading.ledger import Ledger, ledger, ledger_tables
+from .reading.load import comparisons_of, load, load_epochs, study_tau
 from .specs import ComparisonSpec, rows_where
+from .stats.agreement import RankAgreement, rank_agreement
+from .stats.aso import ASOResult, aso, aso_matrix
+from .stats.claims import ClaimResult, judge
+from .stats.dominance import Dominance, dominance
+from .stats.evp import expected_max, expected_max_sd, expected_selected
+from .stats.importance import Importance, fanova, importance
+from .stats.improvement import Improvement, p_improvement
+from .stats.multiple import holm
+from .stats.paired import Comparison, compare, compare_spec, compare_tasks
+from .stats.robustness import Robustness, robustness, robustness_table
+from .stats.seeds import ks_test, seed_distribution, seed_distributions, seed_variance
 from .tables import Table, comparison_table, dominance_table, importance_table, seed_variance_table
 
 __all__ = [

@@ -167,7 +167,7 @@ def _fmt_mean(values: list[float], digits: int = 1, signed: bool = False) -> str
 
 
 def seed_variance_table(frame) -> Table:
-    """The paper's Table 2 from :func:`analysis.seeds.seed_variance` output."""
+    """The paper's Table 2 from :func:`analysis.stats.seeds.seed_variance` output."""
     rows = [[str(r.task), str(r.configurations), pts(r.median, False), pts(r.p95, False), pts(r.max, False)]
             for r in frame.itertuples()]
     return Table(header=["Task", "# configs", "median (max − min)", "95th percentile", "max"], rows=rows,
@@ -177,7 +177,7 @@ def seed_variance_table(frame) -> Table:
 
 def selection_table(frame, choice: str) -> Table:
     """The mean test score per option under three epoch-selection rules
-    (:func:`analysis.seeds.selection_scores` output), as the sentiment
+    (:func:`analysis.stats.seeds.selection_scores` output), as the sentiment
     reproduction study's Table 6 sets them side by side."""
     rows = [[str(r.task) or "all", str(r.option), str(r.n), pts(r.best_dev, False), pts(r.last, False),
              pts(r.best_test, False), pts(r.best_test - r.best_dev)] for r in frame.itertuples()]
@@ -190,7 +190,7 @@ def selection_table(frame, choice: str) -> Table:
 
 def option_distribution_table(frame, choice: str) -> Table:
     """Per task and option: the seed distribution of every finished run
-    (:func:`analysis.seeds.option_distributions` output)."""
+    (:func:`analysis.stats.seeds.option_distributions` output)."""
     rows = [[str(r.task) or "all", str(r.option), str(r.n), pts(r.min, False), pts(r.median, False),
              pts(r.max, False), pts(r.sd, False), pts(r.peeking_gain, False), str(r.not_ok)]
             for r in frame.itertuples()]
@@ -202,7 +202,7 @@ def option_distribution_table(frame, choice: str) -> Table:
 
 
 def importance_table(imp, task: str) -> Table:
-    """fANOVA importance of one task (:class:`analysis.importance.Importance`), largest first."""
+    """fANOVA importance of one task (:class:`analysis.stats.importance.Importance`), largest first."""
     rows = [[str(i), name, pct(v)] for i, (name, v) in enumerate(imp.importance.items(), 1)]
     used = (f"a deterministic subsample of {imp.used} of its {imp.finished} finished rows" if imp.subsampled
             else f"all {imp.finished} finished rows")
@@ -212,7 +212,7 @@ def importance_table(imp, task: str) -> Table:
 
 
 def dominance_table(by_task: dict) -> Table:
-    """Every ordered pair of options per task (:class:`analysis.dominance.Dominance` per task)."""
+    """Every ordered pair of options per task (:class:`analysis.stats.dominance.Dominance` per task)."""
     rows: list[list[str]] = []
     level = conf = tau = None
     for task, d in by_task.items():

@@ -8,7 +8,7 @@ N(0, sd_seed) per trial (seed noise: about a point). The fixed design is the
 paired t-test's size for power 0.8 at the smallest effect worth detecting
 (delta, two-sided, alpha 0.05); the adaptive study looks after every
 configuration from the first and stops at the first decision of
-:mod:`analysis.decisions`' rules (alpha 0.05, one sequence). Per true effect
+:mod:`analysis.stats.decisions`' rules (alpha 0.05, one sequence). Per true effect
 delta, 2 delta, 4 delta and per method: the median trials to a decision, the
 share of replications decided within the budget and the share decided
 correctly ("A better")::
@@ -31,7 +31,7 @@ from scipy import stats
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from analysis.sequential import asymptotic_cs, betting_cs, bounded_cs, decide, share_units  # noqa: E402
+from analysis.stats.sequential import asymptotic_cs, betting_cs, bounded_cs, decide, share_units  # noqa: E402
 
 METHODS = {   # name -> (sequence of the units, centre, margin)
     "share, exact (betting)": (lambda d, a: betting_cs(share_units(d, np.zeros_like(d)), a), 0.5, 0.05),

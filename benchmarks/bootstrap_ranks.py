@@ -9,7 +9,7 @@ report's default), three ways to the same percentile CI:
 * ``two-kth``: the sorted values indexed by a partial sort of every
   resample's drawn indices at both middle ranks (what seedsweep did until
   2026-12-02);
-* ``seedsweep``: :func:`analysis.significance.bootstrap_median`, cold (its
+* ``seedsweep``: :func:`analysis.stats.significance.bootstrap_median`, cold (its
   rank cache emptied first) and cached (a second set of values of the same
   size, as a dashboard redraw after a trial that completes no pair).
 
@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis import significance  # noqa: E402
+from analysis.stats import significance  # noqa: E402
 
 RESAMPLES = 1000
 TAIL = (1 - 0.95) / 2          # computed as seedsweep computes it (not exactly 0.025)

@@ -10,7 +10,7 @@ same command (nothing left to run) is timed too. With ``--finetuned`` it
 also runs ``search_spaces/sst5_encoders_finetuned.yaml`` (the trainable
 encoders fine-tuned; minutes on a CPU) and records the rank agreement of
 the zero-training and the fine-tuned rankings
-(:func:`analysis.crossstudy.study_agreement`).
+(:func:`analysis.reading.crossstudy.study_agreement`).
 
 Usage (SST-5 under ``$SEEDSWEEP_DATA/sst5/``, e.g. the shared data folder)::
 
@@ -79,7 +79,7 @@ def main() -> None:
         "options": options,
     }
     if args.finetuned:
-        from analysis.crossstudy import study_agreement
+        from analysis.reading.crossstudy import study_agreement
 
         tuned_out = out.parent / "finetuned"
         t0 = time.perf_counter()

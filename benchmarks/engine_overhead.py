@@ -37,7 +37,7 @@ import ray  # noqa: E402
 from ray import tune  # noqa: E402
 
 import study  # noqa: E402
-from study.store import RunDir  # noqa: E402
+from study.store.rundir import RunDir  # noqa: E402
 
 SPACE = """
 name: bench

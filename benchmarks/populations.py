@@ -120,9 +120,9 @@ def ceiling(folder: Path, args) -> dict:
     from torch.utils.flop_counter import FlopCounterMode
 
     from study.families import get_family
-    from study.runner import plan_study
-    from study.spacefile import parse_space
-    from study.trial import seed_everything
+    from study.execution.runner import plan_study
+    from study.spec.spacefile import parse_space
+    from study.execution.trial import seed_everything
 
     path = folder / "ceiling.yaml"
     path.write_text(SPACE.format(mode="ceiling", seeds=1, train=args.train, epochs=1,

@@ -7,7 +7,7 @@ hyperparameter_results.csv.gz``), imported once with ``seedsweep import``
 Timed, alternating, median of ``--repeat`` runs:
 
 * **seedsweep**: ``seedsweep report DIR -o report.html``'s work
-  (:func:`analysis.htmlreport.write_html_report`): load the directory, every
+  (:func:`analysis.pages.htmlreport.write_html_report`): load the directory, every
   comparison per task (win shares, Δ with a 1,000-resample bootstrap CI,
   Wilcoxon, σ with marks; ASO ε_min and P(A>B) with 1,000-resample CIs for
   every ordered pair of options, Holm-adjusted Wilcoxon; expected validation
@@ -43,8 +43,8 @@ import plotly.express as px
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from analysis.htmlreport import write_html_report
-from analysis.imported import import_csv, read_import_spec
+from analysis.pages.htmlreport import write_html_report
+from analysis.reading.imported import import_csv, read_import_spec
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", HERE.parents[1] / "shared" / "data"))
@@ -89,8 +89,8 @@ def main() -> int:
                 arm(run_dir, out)
                 times[name].append(time.perf_counter() - t0)
                 sizes[name] = out.stat().st_size
-        from analysis.figures import load_view
-        from analysis.insights import importance_groups
+        from analysis.figures.core import load_view
+        from analysis.stats.insights import importance_groups
 
         view = load_view(run_dir)
         groups = importance_groups(view.df, view.specs, view.results)

@@ -23,7 +23,7 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
 import analysis  # noqa: E402
-from analysis.decisions import replay_markdown, track  # noqa: E402
+from analysis.stats.decisions import replay_markdown, track  # noqa: E402
 from seedsweep.adaptive import read_until  # noqa: E402
 
 

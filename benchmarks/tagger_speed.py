@@ -56,7 +56,7 @@ def tokens(sentences) -> int:
 
 
 def seedsweep_arm(seed: int):
-    from study.spacefile import parse_space
+    from study.spec.spacefile import parse_space
     from study.families.tagger import TaggerModel
 
     os.environ["SEEDSWEEP_DATA"] = str(DATA)

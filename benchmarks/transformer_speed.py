@@ -34,7 +34,7 @@ from pathlib import Path
 
 import torch
 
-from study.spacefile import parse_space
+from study.spec.spacefile import parse_space
 from study.families.transformer import TransformerModel, model_source
 
 HERE = Path(__file__).resolve().parent

@@ -4,7 +4,7 @@ The same zero-work searches, on one shared local Ray, two ways:
 
 * **seedsweep**: a tuned study of the synthetic family (one epoch, no sleep),
   2 options x 10 replicates x 32 trials = 640 trials, TPE, ``wave: auto``
-  (4 trials per search per wave): :func:`study.tuned.run_tuned`, with its
+  (4 trials per search per wave): :func:`study.execution.tuned.run_tuned`, with its
   Optuna journals, the driver-side Parquet store and the progress line.
 * **plain Ray Tune + Optuna**: what a user writes without seedsweep, one
   ``tune.Tuner`` per search with Ray's ``OptunaSearch`` (the same TPE, seeded
@@ -40,7 +40,7 @@ import ray  # noqa: E402
 from ray import tune  # noqa: E402
 from ray.tune.search.optuna import OptunaSearch  # noqa: E402
 
-from study.tuned import run_tuned  # noqa: E402
+from study.execution.tuned import run_tuned  # noqa: E402
 
 SPACE = """
 name: bench-tuned

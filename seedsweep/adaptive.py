@@ -1,7 +1,7 @@
 """The command line of studies that run in waves: ``seedsweep run`` of a
-study file with ``until:`` (the engine's waves, :mod:`study.waves`, asking
-the decisions of :mod:`analysis.decisions` after each) or with ``tune:``
-(Optuna's searches, :mod:`study.tuned`), and ``seedsweep replay DIR --until
+study file with ``until:`` (the engine's waves, :mod:`study.execution.waves`, asking
+the decisions of :mod:`analysis.stats.decisions` after each) or with ``tune:``
+(Optuna's searches, :mod:`study.execution.tuned`), and ``seedsweep replay DIR --until
 FILE``, which feeds a finished or imported study's configurations in their
 stored order through the same decisions.
 """
@@ -13,13 +13,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from study.errors import UserError
-from study.runner import load_study
-from study.spacecheck import SpaceValidator
-from study.spacefile import read_text, read_yaml
-from study.store import RunDir
-from study.until import parse_until
-from study.tuned import run_tuned
-from study.waves import run_until
+from study.execution.runner import load_study
+from study.spec.spacecheck import SpaceValidator
+from study.spec.spacefile import read_text, read_yaml
+from study.store.rundir import RunDir
+from study.spec.until import parse_until
+from study.execution.tuned import run_tuned
+from study.execution.waves import run_until
 
 __all__ = ["run_adaptive", "add_replay", "read_until"]
 
@@ -27,7 +27,7 @@ __all__ = ["run_adaptive", "add_replay", "read_until"]
 def run_adaptive(args) -> int:
     """``seedsweep run`` of an adaptive study (waves until decided) or a tuned one, then the tables."""
     import analysis                          # the statistics stack (pandas, SciPy): only when results are read
-    from analysis.rundirs import WavePolicy   # (the same stack)
+    from analysis.reading.rundirs import WavePolicy   # (the same stack)
 
     space = load_study(args.space)
     if space.tune is not None:               # a tuned comparison: its searches' waves, then the tables
@@ -65,7 +65,7 @@ def read_until(path: str | Path, options: dict[str, list[str]], family: str):
 
 def _cmd_replay(args) -> int:
     import analysis                          # the statistics stack (pandas, SciPy): only when results are read
-    from analysis.decisions import replay_markdown, track   # (the same stack)
+    from analysis.stats.decisions import replay_markdown, track   # (the same stack)
 
     rd = RunDir(args.dir)
     rd.require()
@@ -79,7 +79,7 @@ def _cmd_replay(args) -> int:
 
 def _cmd_plan(args) -> int:
     import analysis                          # the statistics stack (pandas, SciPy): only when results are read
-    from analysis.planning import plan, plan_table   # (the same stack)
+    from analysis.stats.planning import plan, plan_table   # (the same stack)
 
     space = load_study(args.space)
     if space.until is None:

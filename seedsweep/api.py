@@ -22,7 +22,7 @@ no file a Ray worker could import, and is refused with that fix. Relative
 paths mean the working folder (``base`` to change it).
 
 It lives on the top floor because running an adaptive study (``until:``)
-asks the statistics (:mod:`analysis.decisions`) after every wave, as
+asks the statistics (:mod:`analysis.stats.decisions`) after every wave, as
 ``seedsweep run`` does.
 """
 
@@ -39,11 +39,11 @@ import yaml
 
 from study.errors import UserError
 from study.files import write_text
-from study.runner import run as run_study
-from study.space import Space
-from study.spacefile import parse_space
-from study.tuned import run_tuned
-from study.waves import run_until
+from study.execution.runner import run as run_study
+from study.spec.space import Space
+from study.spec.spacefile import parse_space
+from study.execution.tuned import run_tuned
+from study.execution.waves import run_until
 
 __all__ = ["define", "Definition"]
 
@@ -58,12 +58,12 @@ class Definition:
     def run(self, out: str | os.PathLike, **kwargs: Any):
         """Run (or resume) the study into ``out``; keywords as :func:`study.run`
         (``num_cpus``, ``address``, ``retry_failed``, ``claims``…). Returns
-        its :class:`~study.runner.RunSummary`; an adaptive study (``until:``)
-        returns its :class:`~study.waves.WavesSummary` (``.stopped`` says why)."""
+        its :class:`~study.execution.runner.RunSummary`; an adaptive study (``until:``)
+        returns its :class:`~study.execution.waves.WavesSummary` (``.stopped`` says why)."""
         if self.space.tune is not None:
             return run_tuned(self.space, out, **kwargs)
         if self.space.until is not None:
-            from analysis.rundirs import WavePolicy   # the statistics stack, only for an adaptive study
+            from analysis.reading.rundirs import WavePolicy   # the statistics stack, only for an adaptive study
 
             return run_until(self.space, out, WavePolicy(self.space.until, seeds=len(self.space.seeds)), **kwargs)
         return run_study(self.space, out, **kwargs)

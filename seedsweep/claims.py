@@ -1,15 +1,15 @@
 """``seedsweep claims seal|verify|check``: seal a claims file into a run
 directory before (or after) its results, check that the seal holds, and
-validate a claims file (DESIGN.md, "Claims and verdicts"; :mod:`study.sealing`)."""
+validate a claims file (DESIGN.md, "Claims and verdicts"; :mod:`study.store.sealing`)."""
 
 from __future__ import annotations
 
 import sys
 
-from study.claimsfile import read_claims
+from study.spec.claimsfile import read_claims
 from study.errors import UserError
-from study.sealing import seal, verify
-from study.store import RunDir
+from study.store.sealing import seal, verify
+from study.store.rundir import RunDir
 
 __all__ = ["add_claims"]
 

@@ -1,5 +1,5 @@
 """``seedsweep ledger DIR [DIR ...] [-o FILE] [--format markdown|html]``: the
-reproduction ledger over many run directories (:mod:`analysis.reproductions`),
+reproduction ledger over many run directories (:mod:`analysis.pages.reproductions`),
 one self-contained page. A folder that is not a run directory, or a set of
 run directories none of which holds sealed claims, exits 2 naming them, with
 nothing written; a run directory without claims is a "no claims" row.
@@ -18,7 +18,7 @@ __all__ = ["add_ledger"]
 
 
 def _cmd_ledger(args) -> int:
-    from analysis.reproductions import collect, ledger_html, ledger_markdown   # the statistics stack: only here
+    from analysis.pages.reproductions import collect, ledger_html, ledger_markdown   # the statistics stack: only here
 
     fmt = args.format or ("html" if args.output and Path(args.output).suffix.lower() in (".html", ".htm")
                           else "markdown")

@@ -1,12 +1,15 @@
 """seedsweep's study side: search spaces -> trials on Ray Tune -> Parquet.
 
-The engine lives here, one module per idea (ground floor: ``schema``,
-``files``, ``errors``; then ``space``, ``sampling``, ``grid``, ``runner`` with
-``resume``, ``session``, ``callback``, ``rows``, ``failures``; ``trial`` in
-the workers; ``store``, ``remote``, ``manifest`` for the run directory). The
-model families are subpackages of :mod:`study.families`, reached only
-through its registry. Importing this package starts nothing and changes
-nothing in ``os.environ``.
+The engine lives in rooms, read top-down: :mod:`study.execution` (how a
+study runs: the runner, Ray, the trial in a worker, waves and tuned
+searches), :mod:`study.store` (where results live: the run directory on
+local disk or an object store), :mod:`study.spec` (what a study is: the
+study file, its space, ``until:`` and ``tune:``, the trial grid) and
+:mod:`study.families` (the model families, reached only through its
+registry); under them the ground floor (``errors``, ``files``, ``schema``,
+``processes``, ``testbeds``). A room imports only the rooms below it.
+Importing this package starts nothing and changes nothing in
+``os.environ``.
 
 The Python API mirrors the command line::
 
@@ -22,12 +25,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UserError
+from .execution.runner import RunSummary, load_study, plan_study, run
 from .families import get_family
-from .runner import RunSummary, load_study, plan_study, run
-from .space import Space
-from .spacefile import load_space
-from .status import StudyStatus, study_status as status
-from .store import RunDir
+from .spec.space import Space
+from .spec.spacefile import load_space
+from .store.rundir import RunDir
+from .store.status import StudyStatus, study_status as status
 
 __all__ = ["UserError", "Space", "RunSummary", "StudyStatus", "check", "run", "status", "compact",
            "load_space", "load_study", "plan_study"]

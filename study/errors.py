@@ -39,7 +39,7 @@ class UserError(Exception):
 
 def no_space(exc: OSError, fallback: str | None = None) -> UserError:
     """The located message for a full disk met outside the trial store (which
-    says more, ``study.runner.disk_full``): the file, the free space, the fix."""
+    says more, ``study.execution.runner.disk_full``): the file, the free space, the fix."""
     where = exc.filename or fallback or "the output"
     try:
         usage = shutil.disk_usage(os.path.dirname(os.path.abspath(where)))

@@ -1,8 +1,8 @@
 """Run directories for analysis tests, written without Ray.
 
 The trials are trained in this process by the real synthetic family
-(``study.trial.run_trial``) and stored through the real store
-(``study.store.RunDir``) with the callback's own row builders (``study.rows``), so the files are
+(``study.execution.trial.run_trial``) and stored through the real store
+(``study.store.RunDir``) with the callback's own row builders (``study.store.rows``), so the files are
 exactly what ``seedsweep run`` writes; only the scheduling (Ray Tune) is
 skipped, which the engine tests cover.
 """
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from study.rows import confusion_rows, epoch_rows, outcome_of, trial_row
-from study.runner import plan_study
-from study.spacefile import parse_space
+from study.store.rows import confusion_rows, epoch_rows, outcome_of, trial_row
+from study.execution.runner import plan_study
+from study.spec.spacefile import parse_space
 from study.files import write_json, write_table
-from study.manifest import build_manifest
-from study.store import RunDir
-from study.grid import trials_schema_of
-from study.trial import run_trial
+from study.store.manifest import build_manifest
+from study.store.rundir import RunDir
+from study.spec.grid import trials_schema_of
+from study.execution.trial import run_trial
 
 
 def write_synthetic_run(out: Path, yaml_text: str, *, only: int | None = None) -> RunDir:

@@ -21,13 +21,13 @@ import pandas as pd
 import pytest
 
 import analysis
-from analysis.decisions import track, units
-from analysis.rundirs import WavePolicy
+from analysis.stats.decisions import track, units
+from analysis.reading.rundirs import WavePolicy
 from seedsweep.adaptive import read_until
 from study.errors import UserError
-from study.spacefile import parse_space
-from study.store import RunDir
-from study.waves import hours_spent
+from study.spec.spacefile import parse_space
+from study.store.rundir import RunDir
+from study.execution.waves import hours_spent
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_claims import RG_CSV
 from tests.test_kill import stored
@@ -229,7 +229,7 @@ def test_a_replay_until_file_is_read_the_study_files_way(tmp_path):
 def test_plan_sizes_both_designs_from_a_pilot_and_the_fixed_sizes_reach_their_power(tmp_path):
     from scipy import stats as st
 
-    from analysis.planning import fixed_configurations
+    from analysis.stats.planning import fixed_configurations
 
     pilot = tmp_path / "pilot"
     write_synthetic_run(pilot, STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))   # CRF wins all 4

@@ -16,9 +16,9 @@ from scipy import stats
 
 from analysis import (aso, compare, compare_tasks, expected_max, holm, importance, ks_test, p_improvement,
                       seed_distribution, seed_variance)
-from analysis.aso import violation_ratio
-from analysis.pairing import pair_ids
-from analysis.significance import bootstrap_median, wilcoxon_signed_rank, win_shares
+from analysis.stats.aso import violation_ratio
+from analysis.stats.pairing import pair_ids
+from analysis.stats.significance import bootstrap_median, wilcoxon_signed_rank, win_shares
 
 PROPS = settings(max_examples=60, deadline=None, derandomize=True)
 
@@ -136,7 +136,7 @@ def test_a_failed_seed_does_not_drop_its_configuration_but_is_reported():
 def test_the_text_of_a_categorical_is_the_text_of_its_values(values):
     """as_text and option_strings take a categorical's texts from its
     categories; the oracle is the same column as plain values, one text per row."""
-    from analysis.pairing import as_text, option_strings
+    from analysis.stats.pairing import as_text, option_strings
 
     plain = pd.Series(values, index=np.arange(10, 10 + len(values)), name="col")
     if plain.dtype == object and all(v is None or isinstance(v, str) for v in values):
@@ -236,7 +236,7 @@ def test_ranks_drawn_ahead_are_the_oracles_and_threads_asking_at_once_draw_them_
     for one size at once make one draw between them."""
     import threading
 
-    from analysis import significance as S
+    from analysis.stats import significance as S
 
     S.forget_ranks()
     S.prepare_ranks([(5001, 300, 4)]).result(timeout=120)
@@ -406,7 +406,7 @@ def test_seed_tables():
 def test_option_distributions_count_every_finished_run_and_the_peeking_gain():
     import pandas as pd
 
-    from analysis.seeds import option_distributions
+    from analysis.stats.seeds import option_distributions
 
     df = pd.DataFrame({
         "task": ["t"] * 6, "model": ["a", "a", "a", "b", "b", "b"],
@@ -535,7 +535,7 @@ def test_violin_density_is_the_gaussian_kde_with_plotlys_bandwidth(n):
     hand from Plotly's rule; the box against numpy and a by-hand whisker."""
     from scipy.stats import gaussian_kde
 
-    from analysis.violins import bandwidth, box_stats, density
+    from analysis.figures.violins import bandwidth, box_stats, density
 
     v = np.random.default_rng(n).normal(0.8, 0.02, n) ** 3       # skewed
     q1, q3 = np.percentile(v, 25), np.percentile(v, 75)
@@ -555,7 +555,7 @@ def test_violin_density_is_the_gaussian_kde_with_plotlys_bandwidth(n):
 
 
 def test_violin_traces_place_each_task_and_option_and_draw_few_scores():
-    from analysis.violins import POINTS_UP_TO, violin_traces
+    from analysis.figures.violins import POINTS_UP_TO, violin_traces
 
     rng = np.random.default_rng(1)
     samples = {"a": {"t1": rng.random(POINTS_UP_TO), "t2": rng.random(POINTS_UP_TO + 1)},

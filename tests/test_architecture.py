@@ -129,7 +129,7 @@ def test_no_private_name_is_imported_across_modules():
 
 
 #: the contracts every floor shares; test beds are one (a file format the command line expands and families score)
-GROUND_FLOOR = {"study.schema", "study.errors", "study.files", "study.testbeds", "study.processes"}
+GROUND_FLOOR = {"study.schema", "study.errors", "study.files", "study.testbeds", "study.processes", "study.rooms"}
 #: what families share: the registry, the interface, and data and model sources
 FAMILY_COMMONS = {"study.families", "study.families.base", "study.families.datasets", "study.families.modelsources",
                   "study.families.sentencedata", "study.families.vectors", "study.families.evalsets",
@@ -171,7 +171,7 @@ PATH_ATTRIBUTES = ("path", "trials_dir", "epochs_dir", "confusion_dir", "manifes
 def test_only_the_store_joins_run_directory_paths():
     bad = []
     for path in modules(*PACKAGES):
-        if path.relative_to(REPO).as_posix() in ("study/store.py",):
+        if path.relative_to(REPO).as_posix() in ("study/store/rundir.py",):
             continue
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
@@ -211,7 +211,8 @@ print(json.dumps({"modules": names, "changed": changed}))
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     result = json.loads(r.stdout.strip().splitlines()[-1])
-    assert {"study.runner", "study.session", "study.families.transformer.model", "analysis.dashboard"} \
+    assert {"study.execution.runner", "study.execution.session", "study.families.transformer.model",
+            "analysis.pages.dashboard"} \
         <= set(result["modules"])
     assert result["changed"] == {}, f"importing seedsweep changed os.environ: {result['changed']}"
 
@@ -319,6 +320,82 @@ def test_imports_run_down_the_floors():
           for importer, line, target, _ in project_imports()
           if FLOORS.index(floor_of(target)) < FLOORS.index(floor_of(importer))]
     assert not up, f"imports running back up ({' -> '.join(FLOORS)}): " + "; ".join(up)
+
+
+def layout_rooms() -> dict[str, tuple[str, ...]]:
+    """docs/layout.py's ROOMS (the one place the rooms' order is written)."""
+    sys.path.insert(0, str(REPO / "docs"))
+    try:
+        import layout
+    finally:
+        sys.path.remove(str(REPO / "docs"))
+    return layout.ROOMS
+
+
+#: each package's rooms, top to bottom (docs/layout.py draws them in this order): a module imports only
+#: from its own room or one below it, and the package's ground floor (its top-level modules) is below them all
+ROOMS = layout_rooms()
+
+
+def room_of(module: str) -> tuple[str, int] | None:
+    """(package, index of the module's room in :data:`ROOMS`; the ground floor is last), or None for a
+    package's face and modules outside the two packages with rooms."""
+    parts = module.split(".")
+    if parts[0] not in ROOMS or len(parts) == 1:
+        return None
+    rooms = ROOMS[parts[0]]
+    if parts[1] in rooms:
+        return parts[0], rooms.index(parts[1])
+    return parts[0], len(rooms)                       # a top-level module: the package's ground floor
+
+
+def test_imports_run_down_the_rooms():
+    up = []
+    for importer, line, target, _ in project_imports():
+        a, b = room_of(importer), room_of(target)
+        if a and b and a[0] == b[0] and b[1] < a[1]:
+            up.append(f"{importer}:{line} imports {target}")
+    assert not up, ("imports running back up the rooms (" + "; ".join(f"{p}: {' -> '.join(r)} -> ground floor"
+                                                                       for p, r in ROOMS.items()) + "): "
+                    + "; ".join(up))
+
+
+def test_the_rooms_are_the_tree_and_each_face_says_what_its_room_may_import():
+    for pkg, rooms in ROOMS.items():
+        found = {p.name for p in (REPO / pkg).iterdir() if (p / "__init__.py").is_file()}
+        assert found == set(rooms), (pkg, found, rooms)
+        for room in rooms:
+            face = (REPO / pkg / room / "__init__.py").read_text()
+            doc = ast.get_docstring(ast.parse(face)) or ""
+            assert "May import" in doc or room == "families", f"{pkg}/{room}/__init__.py does not say what it may import"
+    # the rules the rooms encode, named: statistics draw and read nothing, figures write no pages,
+    # a study's definition neither runs nor stores
+    order = {p: list(r) for p, r in ROOMS.items()}
+    assert order["analysis"].index("stats") > order["analysis"].index("reading") > order["analysis"].index("figures") \
+        > order["analysis"].index("pages")
+    assert order["study"].index("spec") > order["study"].index("store") > order["study"].index("execution")
+
+
+def test_every_name_a_room_face_lists_is_there_and_a_module_loads_no_sibling():
+    code = """
+import importlib, json, sys
+import analysis.pages.report                 # a report's tables: no page, no dashboard, no Kaleido
+heavy = sorted(m for m in ("analysis.pages.htmlreport", "analysis.pages.dashboard", "kaleido") if m in sys.modules)
+out = {"heavy": heavy}
+for face in %r:
+    mod = importlib.import_module(face)
+    out[face] = {"names": len(mod.__all__), "missing": [n for n in mod.__all__ if getattr(mod, n, None) is None],
+                 "outside": [n for n in mod.__all__ if not getattr(getattr(mod, n), "__module__", face).startswith(
+                     face.split(".")[0])]}
+print(json.dumps(out))
+"""
+    faces = [f"{p}.{r}" for p, rooms in ROOMS.items() for r in rooms if r != "families"]
+    r = subprocess.run([sys.executable, "-c", code % faces], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    found = json.loads(r.stdout.strip().splitlines()[-1])
+    assert found.pop("heavy") == [], "a room's face loads its modules eagerly"
+    for face, got in found.items():
+        assert got["names"] >= 10 and not got["missing"], (face, got)
 
 
 def test_the_engine_never_imports_the_statistics_and_nothing_imports_the_command_line():

@@ -23,8 +23,8 @@ import study
 from study.families.command.metrics import MetricsError, MetricsReader, parse_metrics
 from study.families.command.program import start_time
 from study.errors import UserError
-from study.runner import load_study, plan_study
-from study.store import RunDir
+from study.execution.runner import load_study, plan_study
+from study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged, refused_by_check_and_run, wait_gone
 
 EXAMPLE = REPO / "examples" / "pytorch"

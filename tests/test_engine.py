@@ -11,7 +11,7 @@ import pytest
 import analysis
 import study
 from study import UserError
-from study.store import RunDir
+from study.store.rundir import RunDir
 
 pytestmark = pytest.mark.slow
 
@@ -171,7 +171,7 @@ def test_a_worker_that_always_dies_is_stored_as_failed_and_the_study_finishes(sp
     ("Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad lr", "exception: ValueError: bad lr"),
 ])
 def test_error_texts_are_classified(text, reason):
-    from study.failures import classify_error
+    from study.execution.failures import classify_error
 
     assert classify_error(text).startswith(reason)
 

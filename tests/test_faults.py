@@ -67,7 +67,7 @@ train: {max_epochs: 2, retries: 1}
 def worker_cgroup_parent() -> str | None:
     """A new cgroup-v1 memory folder below this process's own, or None where
     cgroups cannot be made here (no memory controller, not root)."""
-    from study.failures import memory_cgroup
+    from study.execution.failures import memory_cgroup
 
     mine = memory_cgroup()
     if mine is None or mine[1] != 1 or not os.access(mine[0], os.W_OK):

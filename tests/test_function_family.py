@@ -2,7 +2,7 @@
 temporary folder outside the package, run on real Ray like a built-in
 family (per-epoch rows, patience, the test score at the best dev epoch,
 NaN loss, exceptions and retries, the changed-file refusal on resume), and
-the shared loop (:func:`study.trial.drive_trial`) checked by hand."""
+the shared loop (:func:`study.execution.trial.drive_trial`) checked by hand."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 import study
 from study.errors import UserError
 from study.schema import Train
-from study.store import RunDir
-from study.trial import NoMetrics, Record, drive_trial
+from study.store.rundir import RunDir
+from study.execution.trial import NoMetrics, Record, drive_trial
 from tests.conftest import REPO, refused_by_check_and_run
 
 # dev scores per epoch of the "good" option: the best is epoch 3 (0.74); with

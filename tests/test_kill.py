@@ -19,8 +19,8 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from study.runner import load_study, plan_study
-from study.store import RunDir
+from study.execution.runner import load_study, plan_study
+from study.store.rundir import RunDir
 from tests.conftest import REPO, holds_file_under, kill_tagged, tagged_processes, wait_gone
 
 pytestmark = pytest.mark.slow
@@ -180,7 +180,7 @@ def test_ctrl_c_stores_no_half_trained_trial_and_resume_completes(tmp_path, spac
 def test_the_next_command_clears_a_sigkilled_drivers_ray_agents(tmp_path, space_file):
     """A SIGKILLed driver's raylet agents would wait out Ray's 60 s publish
     timeout; the next command, started at once, clears them as it starts."""
-    from study.raydaemons import records_dir
+    from study.execution.raydaemons import records_dir
 
     tag = uuid.uuid4().hex
     ray_tmp = tempfile.mkdtemp(prefix="ssg-", dir="/tmp")

@@ -21,7 +21,7 @@ import psutil
 import pytest
 
 import analysis
-from study.store import RunDir
+from study.store.rundir import RunDir
 from tests.conftest import REPO, holds_file_under, kill_tagged, wait_gone
 from tests.test_address import free_port
 from tests.test_s3 import CREDENTIALS, s3_server  # noqa: F401 -- the fixture

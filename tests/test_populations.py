@@ -18,10 +18,10 @@ from scipy import stats
 
 import study
 from study.families.sentence import population as population_module
-from study.runner import plan_study, populations
-from study.spacefile import parse_space
-from study.store import RunDir
-from study.trial import run_group, run_trial
+from study.execution.runner import plan_study, populations
+from study.spec.spacefile import parse_space
+from study.store.rundir import RunDir
+from study.execution.trial import run_group, run_trial
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data"))

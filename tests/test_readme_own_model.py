@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from study.store import RunDir
+from study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged
 
 pytestmark = pytest.mark.slow

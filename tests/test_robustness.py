@@ -18,7 +18,7 @@ import pytest
 
 import analysis
 import study
-from analysis.robustness import robustness, robustness_table
+from analysis.stats.robustness import robustness, robustness_table
 
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REPO = Path(__file__).resolve().parents[1]

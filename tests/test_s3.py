@@ -77,7 +77,7 @@ def test_a_failed_upload_leaves_no_object(s3_server, monkeypatch):
     import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
-    from study.store import RunDir
+    from study.store.rundir import RunDir
 
     for k, v in CREDENTIALS.items():
         monkeypatch.setenv(k, v)
@@ -163,7 +163,7 @@ def test_a_study_on_a_flaky_object_store_writes_resumes_compacts_and_reads_with_
         finally:
             shutil.rmtree(ray_tmp, ignore_errors=True)
         from seedsweep.cli import main
-        from study.store import RunDir
+        from study.store.rundir import RunDir
 
         assert main(["status", uri]) == 0
         assert main(["report", uri]) == 0

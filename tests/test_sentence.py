@@ -20,8 +20,8 @@ from study.families.sentence.model import SentenceModel, tokens
 from study.families.sentence.network import build_network
 from study.testbeds import read_testbed
 from study.schema import TrialSpec
-from study.spacefile import parse_space
-from study.trial import run_trial, seed_everything
+from study.spec.spacefile import parse_space
+from study.execution.trial import run_trial, seed_everything
 
 REPO = Path(__file__).resolve().parents[1]
 BED = REPO / "testbeds" / "sst_phenomena.yaml"

@@ -1,6 +1,6 @@
 """Tuned comparisons (``tune:``): Optuna really searches (TPE beats random
 search on a smooth objective), the same file asks the same parameters, a
-SIGKILLed driver resumes to them, the statistics of :mod:`analysis.tuned`
+SIGKILLed driver resumes to them, the statistics of :mod:`analysis.stats.tuned`
 agree with by-hand loops, counts and enumeration, the report and the
 dashboard show the tuned table and the budget curves, and every bad
 ``tune:`` exits 2 naming its key with nothing written."""
@@ -26,13 +26,13 @@ import pytest
 from scipy.stats import binomtest
 
 import analysis
-from analysis.budgetfigure import budget_figure
-from analysis.evp import expected_selected
-from analysis.rundirs import study_tuned
-from analysis.tuned import best_so_far, tuned_comparison, tuned_outcomes, tuned_table
+from analysis.figures.budgetfigure import budget_figure
+from analysis.stats.evp import expected_selected
+from analysis.reading.rundirs import study_tuned
+from analysis.stats.tuned import best_so_far, tuned_comparison, tuned_outcomes, tuned_table
 from seedsweep.cli import main
-from study.store import RunDir
-from study.tuned import journal_path, run_tuned
+from study.store.rundir import RunDir
+from study.execution.tuned import journal_path, run_tuned
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_dashboard import FIGURE_READY, Page, browser, dashboard  # noqa: F401,F811 (fixtures)
 from tests.test_kill import stored

@@ -22,10 +22,10 @@ import pytest
 
 import analysis
 import study
-from analysis.claims import judge
-from analysis.report import comparisons_of
-from study.claimsfile import read_claims
-from study.store import RunDir
+from analysis.stats.claims import judge
+from analysis.pages.report import comparisons_of
+from study.spec.claimsfile import read_claims
+from study.store.rundir import RunDir
 from tests.conftest import REPO
 from tests.test_dashboard import CHROMIUM, FIGURE_READY, Page, assert_matches_compare, browser, dashboard, open_report  # noqa: F401
 from tests.test_s3 import CREDENTIALS, s3_server  # noqa: F401 -- the loopback object store fixture

@@ -1,4 +1,4 @@
-"""Verdicts on claims (analysis.verdict): the interval rule's calibration by
+"""Verdicts on claims (analysis.stats.verdict): the interval rule's calibration by
 simulation, the seed record's cases, rank claims with ties, and the rules'
 parsing. Analysis only: no Ray, no run directory."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from study.claimsfile import Rule
-from analysis.verdict import (BAND_WARNING, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, mean_ranks, outcome,
+from study.spec.claimsfile import Rule
+from analysis.stats.verdict import (BAND_WARNING, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, mean_ranks, outcome,
                               rank_interval, rank_verdict, value_estimate, verdict)
 
 REPLICATIONS = 5000

@@ -2,7 +2,7 @@
 
 A family turns one trial (its hyperparameters, seed and the study's
 ``task``) into a :class:`Model` that the shared training loop
-(:mod:`study.trial`) drives epoch by epoch. What a family module exports as
+(:mod:`study.execution.trial`) drives epoch by epoch. What a family module exports as
 ``FAMILY`` is a :class:`Family`:
 
 * ``name``, ``uses_torch``, ``train_defaults`` (a :class:`~study.schema.Train`);
@@ -27,14 +27,14 @@ families): ``wants_work_dir = True`` gives ``build`` a ``work_dir`` keyword
 ``code_files(space)`` lists the user's files, whose SHA-256 the manifest
 records under ``code`` and a resume compares (a changed file is refused).
 A model that runs its own loop defines ``drive(on_epoch)`` instead of
-``train_epoch``/``evaluate`` (:func:`study.trial.drive_trial`).
+``train_epoch``/``evaluate`` (:func:`study.execution.trial.drive_trial`).
 
 A family that can train a population (the seeds of one configuration and
 option) as one batched model sets ``vectorizes = True`` and provides
 ``build_group(space, trials, cache_dir=None)``: a group model whose
 ``train_epoch(epoch)`` and ``evaluate(epoch)`` return one value per member,
 with ``stop(member)``, ``collapse_reason(member, best_epoch)`` and
-``results(member, best_epoch)`` (:func:`study.trial.run_group` drives it);
+``results(member, best_epoch)`` (:func:`study.execution.trial.run_group` drives it);
 ``seed_scope(space)`` says what a seed varies (the manifest records it).
 ``train.vectorize_seeds`` is refused for every other family.
 
@@ -59,7 +59,7 @@ from ..schema import Train, TrialSpec
 from .evalsets import check_evaluate, eval_columns
 
 if TYPE_CHECKING:  # annotations only: families never import the engine's upper floors
-    from ..space import Space
+    from ..spec.space import Space
 
 __all__ = ["Family", "FamilyBase", "Model", "ModelBase", "Limit", "choice", "integer", "number", "check_value",
            "check_settings", "check_limits", "check_task_and_names", "named_values", "merge_settings", "Train"]
@@ -276,7 +276,7 @@ def named_values(space: "Space", name: str, default: Any) -> list[tuple[str, Any
     choice; the family default when the space names none. What ``resolve``
     must find.
 
-    >>> from study.spacefile import parse_space
+    >>> from study.spec.spacefile import parse_space
     >>> sp = parse_space("name: s\\nfamily: synthetic\\nsamples: 1\\nseeds: 1\\ncompare: {x: [a, b]}")
     >>> named_values(sp, "x", "z"), named_values(sp, "y", "z")
     ([('compare.x', 'a'), ('compare.x', 'b')], [('default y', 'z')])

@@ -28,7 +28,7 @@ from .sentencedata import read_table
 from ..testbeds import read_testbed
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from space import Space
 
 __all__ = ["EvalSet", "eval_sets", "eval_columns", "augmentation", "phenomena", "label_ids", "check_evaluate",
            "describe_eval_sets"]

@@ -59,7 +59,7 @@ from .base import FamilyBase, Limit, ModelBase
 from .evalsets import check_evaluate
 
 if TYPE_CHECKING:
-    from ..space import Space
+    from ..spec.space import Space
 
 __all__ = ["FAMILY", "SyntheticModel"]
 

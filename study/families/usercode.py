@@ -3,7 +3,7 @@
 Their hyperparameters are whatever the study file names (``compare``,
 ``space``, ``fixed``): there is no table of defaults or limits to check them
 against. Files they name are relative to the study file's folder
-(:attr:`~study.space.Space.base`). Each trial gets a folder of its own,
+(:attr:`~study.spec.space.Space.base`). Each trial gets a folder of its own,
 ``trial.dir`` (``{trial_dir}`` in a command): under the run directory's
 ``work/`` folder, kept after the trial (checkpoints, logs the code writes;
 emptied when the trial runs again), or a temporary folder, removed afterwards,
@@ -26,7 +26,7 @@ from ..errors import UserError
 from ..schema import escape_key
 
 if TYPE_CHECKING:
-    from ..space import Space
+    from ..spec.space import Space
 
 __all__ = ["study_folder", "hyperparameter_names", "check_task_keys", "trial_folder", "log_path", "as_argument",
            "captured_output", "LOG_BYTES"]

@@ -57,7 +57,7 @@ from .metrics import MetricsError, MetricsReader, parse_metrics
 from .program import CappedLog, kill_group, launch, reap_orphans, stop_group
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["CommandFamily", "CommandModel", "ProgramFailed", "ProgramTimeout", "FAMILY", "placeholders"]
 

@@ -14,7 +14,7 @@ from .model import EncoderModel
 from .settings import DEFAULTS, LIMITS, vectors_source
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["FAMILY"]
 

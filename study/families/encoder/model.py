@@ -24,7 +24,7 @@ from .dispersion import dispersion, knn_accuracy
 from .settings import LIMITS, settings_of, vectors_source
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["EncoderModel", "embed", "balanced_sample", "RANDOM_INIT_SEED"]
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import choice, integer, merge_settings
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["GLOVE", "DEFAULTS", "LIMITS", "settings_of", "vectors_source"]
 

@@ -10,7 +10,7 @@
 
 The function receives a :class:`~study.families.function.trialapi.Trial`
 and reports each epoch; seedsweep owns the rest of the protocol
-(:mod:`study.trial`): seeding before the call (Python and NumPy; torch as
+(:mod:`study.execution.trial`): seeding before the call (Python and NumPy; torch as
 well when the function's module imports it -- a worker never pays torch's
 import for a function that does not use it), patience and ``max_epochs``
 (``trial.should_stop``), the test score at the best dev epoch, a NaN/inf loss
@@ -38,7 +38,7 @@ from .loader import check_reference, load_function, parse_reference, source_file
 from .trialapi import Trial
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["FunctionFamily", "FunctionModel", "FAMILY"]
 

@@ -30,7 +30,7 @@ Training: Adam (``lr``, ``weight_decay``), cross-entropy, mini-batches of
 ``batch_size`` in an order drawn each epoch from the trial's seed, gradient
 norm clipped at 5, texts cut at ``max_length`` tokens; early stopping on dev
 accuracy, the test accuracy at the best dev epoch (the shared protocol of
-:mod:`study.trial`). Texts are lower-cased and split PTB-style (``didn't``
+:mod:`study.execution.trial`). Texts are lower-cased and split PTB-style (``didn't``
 -> ``did n't``, as the SST trees write it); a word GloVe lacks gets a zero
 vector.
 
@@ -43,7 +43,7 @@ that phenomenon's train sentences k times to the training data
 study can compare the factor with the vanilla population.
 
 **Seeds.** The trial seed seeds the initialisation and the dropout masks
-(torch's generator, seeded by :func:`study.trial.seed_everything`) and the
+(torch's generator, seeded by :func:`study.execution.trial.seed_everything`) and the
 data order (NumPy's generator seeded with the trial seed).
 
 **Collapse.** A finished run whose best dev accuracy is no better than

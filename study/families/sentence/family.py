@@ -14,7 +14,7 @@ from .model import SentenceModel
 from .settings import DEFAULTS, LIMITS, auto_width, n_params, settings_of
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["FAMILY"]
 

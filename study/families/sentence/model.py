@@ -16,7 +16,7 @@ from ..vectors import load_vectors
 from .settings import LIMITS, auto_width, n_params, settings_of
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["SentenceModel", "Prepared", "tokens", "Encoded", "order_seed"]
 

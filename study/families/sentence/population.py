@@ -43,7 +43,7 @@ from .model import CLIP, Prepared, order_seed
 from .stacked import Stacked
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["Population"]
 
@@ -53,7 +53,7 @@ BETAS, EPS = (0.9, 0.999), 1e-8         # torch.optim.Adam's defaults, as the lo
 class Population(Stacked):
     """The seeds ``trials`` of one configuration and option, trained together.
 
-    The group-model interface :func:`study.trial.run_group` drives:
+    The group-model interface :func:`study.execution.trial.run_group` drives:
     ``train_epoch(epoch)`` and ``evaluate(epoch)`` return one value per
     member (members that stopped get NaN and None), ``stop(i)``,
     ``collapse_reason(i, best_epoch)`` and ``results(i, best_epoch)``.

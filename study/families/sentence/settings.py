@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import choice, integer, merge_settings, number
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["ARCHITECTURES", "KERNELS", "DEFAULTS", "LIMITS", "n_params", "auto_width", "settings_of"]
 

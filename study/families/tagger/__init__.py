@@ -39,7 +39,7 @@ the batches is shuffled every epoch (no padding, no packing); ``scheme`` BIO
 predictions are converted back to BIO before scoring with
 :func:`~study.families.tagger.metrics.chunk_prf` (POS: token accuracy). Early stopping, the
 test score at the best dev epoch and the ``diverged`` status (a non-finite
-loss) come from the shared loop in :mod:`study.trial`.
+loss) come from the shared loop in :mod:`study.execution.trial`.
 
 Modules: ``family`` (settings, limits, validation, resolution: no torch),
 ``network`` (the BiLSTM and its dropout variants), ``model`` (data encoding,

@@ -13,7 +13,7 @@ from .model import TaggerModel
 from .settings import DEFAULTS, LIMITS, TASK_KEYS
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["FAMILY"]
 

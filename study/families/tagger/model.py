@@ -21,7 +21,7 @@ from .schemes import convert
 from .settings import EVAL_BATCH, LIMITS, settings_of
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["TaggerModel"]
 

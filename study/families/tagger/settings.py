@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import choice, integer, merge_settings, number
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["DEFAULTS", "LIMITS", "EVAL_BATCH", "TASK_KEYS", "settings_of"]
 

@@ -2,7 +2,7 @@
 
 One trial fine-tunes ``AutoModelForSequenceClassification`` with a fresh
 classification head on a sentence dataset (:mod:`~study.families.sentencedata`: SST-5,
-SST-2, or TSV/CSV files), under the shared protocol of :mod:`study.trial`
+SST-2, or TSV/CSV files), under the shared protocol of :mod:`study.execution.trial`
 (seeded, dev and test every epoch, early stopping on dev, the test score at
 the best dev epoch, the best test epoch's score kept beside it).
 

@@ -15,7 +15,7 @@ from .model import TransformerModel
 from .settings import DEFAULTS, LIMITS, option_source
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["FAMILY"]
 

@@ -16,7 +16,7 @@ from ..sentencedata import cached_sentences
 from .settings import LIMITS, TINY, option_source, settings_of
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["TransformerModel"]
 

@@ -9,7 +9,7 @@ from ..base import Limit, integer, merge_settings, number
 from ..modelsources import model_source, parse_model
 
 if TYPE_CHECKING:
-    from ...space import Space
+    from ...spec.space import Space
 
 __all__ = ["DEFAULTS", "LIMITS", "TINY", "settings_of", "option_source"]
 

@@ -1,0 +1,25 @@
+"""Reading run directories: the trials and epochs as tables (:mod:`.load`),
+results imported from elsewhere (:mod:`.imported`), the sealed claims judged
+(:mod:`.ledger`), what an adaptive or tuned study's directory holds beyond
+its trials (:mod:`.rundirs`), and two studies side by side
+(:mod:`.crossstudy`).
+
+May import: ``analysis.stats``, the ground floor of ``analysis`` and
+``study``; never ``figures`` or ``pages``.
+
+Every name below is importable from here (``from analysis.reading import NAME``); it is
+imported from its module on first use, so importing one module of the room
+loads no other.
+"""
+
+from __future__ import annotations
+
+from study.rooms import face
+
+__all__, __getattr__, __dir__ = face(__name__, globals(), {
+    "crossstudy": ("StudyAgreement", "study_agreement", "agreement_table"),
+    "imported": ("import_csv", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"),
+    "ledger": ("Ledger", "ledger_tables"),
+    "load": ("load_epochs", "trials_frame", "epochs_frame", "comparisons_of", "study_tau", "scoring"),
+    "rundirs": ("WavePolicy", "StudyDecisions", "study_decided", "study_tuned"),
+})

@@ -1,0 +1,110 @@
+"""The claims section of a report: the sealed claims of a run directory
+judged on its trials (:func:`analysis.stats.claims.judge`), the paper-level
+outcome, the declared deviations, the superseded attempts and when the
+claims were sealed relative to the results."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from study.spec.claimsfile import Claims, read_claims
+from study.store.sealing import verify
+from study.store.rundir import RunDir
+
+from ..stats.claims import ClaimResult, judge
+from ..tables import Table
+from ..stats.verdict import outcome
+
+__all__ = ["Ledger", "ledger", "ledger_tables"]
+
+
+UNSEALED = "UNSEALED"
+
+
+@dataclass
+class Ledger:
+    claims: Claims | None                # None: the manifest lists none and no claims.yaml is left
+    results: list[ClaimResult]
+    outcome: str
+    record: dict                         # the manifest's claims entry ({} when it lists none)
+    problems: list[str] = field(default_factory=list)   # how the seal is broken (study.store.sealing.verify)
+    fix: str = ""                                       # what to do about it (SealCheck.fix)
+
+    @property
+    def sealed(self) -> bool:
+        """Whether the seal holds (the verdicts are sealed verdicts)."""
+        return not self.problems
+
+
+def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> Ledger | None:
+    """The run directory's sealed claims judged on ``df`` (None when none are
+    sealed and nothing says they were). The seal is checked first
+    (:func:`study.store.sealing.verify`): when it is broken, the claims found are
+    still judged, but the outcome and every verdict are marked unsealed."""
+    rd = RunDir(run_dir)
+    check = verify(rd)
+    record = check.record or {}
+    if not record and check.intact:
+        return None
+    claims = read_claims(rd.claims_path) if rd.storage.is_file(rd.claims_path) else None
+    judged = [judge(c, df, results=results, specs=specs, seed=seed) for c in claims.claims] if claims else []
+    result = outcome([r.verdict.verdict for r in judged]) if judged else "no claims to judge"
+    if not check.intact:
+        result = f"{UNSEALED} ({result}): the seal is broken"
+    return Ledger(claims, judged, result, record, list(check.problems), check.fix(run_dir))
+
+
+def _num(x: float) -> str:
+    return "–" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
+def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
+    """(title, table) of the claims section; when the seal is broken, the
+    problems come first and every verdict reads "(unsealed)"."""
+    broken = []
+    if not led.sealed:
+        broken = [("THE SEAL IS BROKEN: the verdicts below are unsealed", Table(
+            header=["Problem"], rows=[[p] for p in led.problems],
+            notes=[led.fix],
+            numeric_from=1))]
+    if led.claims is None:
+        return broken
+    mark = "" if led.sealed else " (unsealed)"
+    rows = []
+    for r in led.results:
+        v, c = r.verdict, r.claim
+        estimate = str(r.rank) if r.rank is not None else _num(v.estimate)
+        lo, hi = v.interval
+        target = _num(c.target) if c.kind != "rank" else "strictly lowest mean rank" + (
+            f" (by {c.statistic}, largest first)" if c.statistic != "mean" else "")
+        why = v.why + (f" Note: {v.warning}." if v.warning else "")
+        if c.kind == "value" and r.collapsed:
+            keys = f" ({', '.join(r.collapsed_keys)})" if r.collapsed_keys else ""
+            why += (f" {r.collapsed} of the {r.n} runs collapsed or diverged and are counted{keys}; the {c.statistic} "
+                    f"is {_num(v.estimate)} with them and {_num(r.without)} without them.")
+        rows.append([c.id, c.kind, estimate, f"[{_num(lo)}, {_num(hi)}]", target, v.rule.describe(),
+                     v.verdict + mark, str(r.n), why])
+    sealed = led.record
+    order = ("after the results existed (the record shows the order; nothing was hidden)"
+             if sealed.get("results_existed") else "before any result existed")
+    notes = [f"Source: {led.claims.source}. Outcome: {led.outcome}.",
+             f"Claims sealed {sealed.get('sealed_at')} {order}; sha256 {sealed.get('sha256')}." if sealed else
+             "The manifest records no sealed claims."]
+    out = broken + [("claims and verdicts", Table(
+        header=["Claim", "Kind", "Estimate", f"{100 * led.claims.confidence:g}% interval", "Target", "Rule",
+                "Verdict", "n", "Why"], rows=rows, notes=notes, numeric_from=2))]
+    if led.claims.deviations:
+        out.append(("declared deviations", Table(header=["What", "Why", "Impact"],
+                                                 rows=[[d.what, d.why, d.impact] for d in led.claims.deviations],
+                                                 numeric_from=3)))
+    superseded = sealed.get("superseded") or []
+    if superseded:
+        out.append(("superseded claims (kept, never counted)", Table(
+            header=["File", "Sealed", "Superseded", "Reason", "sha256"],
+            rows=[[s["file"], str(s["sealed_at"]), str(s["superseded_at"]), str(s["reason"]), s["sha256"][:16]]
+                  for s in superseded], numeric_from=5)))
+    return out

@@ -1,0 +1,98 @@
+"""What an analysis reads from a run directory beyond its trials: an
+adaptive study's decisions (:class:`WavePolicy`, the engine's question after
+each wave, :mod:`study.execution.waves`; :func:`study_decided`, a report's Decisions
+section) and a tuned study's comparison (:func:`study_tuned`). The
+statistics themselves are pure functions of tables
+(:mod:`analysis.stats.decisions`, :mod:`analysis.stats.tuned`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from study.errors import UserError
+from study.execution.runner import load_study
+from study.store.rundir import RunDir
+from study.spec.until import Until
+from study.execution.waves import Look
+
+from ..stats.decisions import Tracked, decisions_table, track
+from .imported import read_import_spec
+from .load import comparisons_of, load
+from ..tables import Table
+from ..stats.tuned import TunedComparison, tuned_comparison
+
+__all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned"]
+
+
+class WavePolicy:
+    """The engine's question after a wave (:class:`study.execution.waves.Policy`):
+    stop when every tracked sequence is decided."""
+
+    def __init__(self, until: Until, seeds: int) -> None:
+        self.until, self.seeds = until, seeds
+        self.last: list[Tracked] = []
+
+    def __call__(self, out: str, samples: int) -> Look:
+        df = load(out)
+        specs, results = comparisons_of(out)
+        self.last = track(df, self.until, specs, results, seeds=self.seeds, upto=samples, where=str(out))
+        open_ = [t for t in self.last if t.decision == "undecided"]
+        why = (f"every comparison decided ({len(self.last)})" if not open_ else
+               f"{len(self.last) - len(open_)} of {len(self.last)} decided")
+        return Look(stop=not open_, why=why)
+
+
+@dataclass(frozen=True)
+class StudyDecisions:
+    """An adaptive run directory's tracked sequences over the configurations
+    it has run, its ``until:`` settings and whether its budget is spent."""
+
+    tracked: list[Tracked]
+    until: Until
+    budget_spent: bool
+
+    def table(self) -> Table:
+        """The Decisions table (:func:`decisions_table`)."""
+        return decisions_table(self.tracked, self.until, budget_spent=self.budget_spent)
+
+
+def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
+    """The decisions of an adaptive run directory (its study file has
+    ``until:``); None for other directories."""
+    if read_import_spec(run_dir) is not None:
+        return None
+    try:
+        space = load_study(run_dir)
+    except UserError:
+        return None
+    if space.until is None:
+        return None
+    specs, results = comparisons_of(run_dir)
+    configs = RunDir(run_dir).configs()
+    samples = configs.num_rows if configs is not None else space.samples      # the configurations run so far
+    tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=str(run_dir))
+    until = space.until
+    cap = until.sample_cap(space.trials_per_config)
+    return StudyDecisions(tracked, until, cap is not None and samples >= cap)
+
+
+def study_tuned(run_dir: str | Path, df: pd.DataFrame, *, n_bootstrap: int = 1000,
+                seed: int = 0) -> TunedComparison | None:
+    """The tuned comparison of a tuned study's run directory (None for any other)."""
+    rd = RunDir(run_dir)
+    try:
+        manifest = rd.manifest()
+    except UserError:                   # no readable manifest: not a tuned study
+        return None
+    tune = (manifest or {}).get("tune")
+    if not tune or df.empty or "position" not in df.columns:
+        return None
+    (entry,) = manifest["compare"]
+    return tuned_comparison(df, choice=entry["choice"], options=[str(o) for o in entry["options"]],
+                            budget=int(tune["budget"]), sampler=str(tune["sampler"]), wave=int(tune["wave"]),
+                            mode=(manifest.get("train") or {}).get("mode") or "max", n_bootstrap=n_bootstrap,
+                            seed=seed)

@@ -1,0 +1,53 @@
+"""The statistics: pure functions of arrays and trial tables (paired
+comparisons and win shares, seeds, dominance, ASO, expected maxima,
+importance, confidence sequences and decisions, tuned comparisons,
+robustness, claims and verdicts), each returning values or a
+:class:`analysis.tables.Table`.
+
+May import: ``analysis.specs`` and ``analysis.tables`` (the ground floor of
+``analysis``), the types of ``study.spec``, and one another; never
+``reading``, ``figures`` or ``pages``: a statistic reads no run directory
+and draws nothing.
+
+Every name below is importable from here (``from analysis.stats import NAME``); it is
+imported from its module on first use, so importing one module of the room
+loads no other.
+"""
+
+from __future__ import annotations
+
+from study.rooms import face
+
+__all__, __getattr__, __dir__ = face(__name__, globals(), {
+    "agreement": ("RankAgreement", "rank_agreement"),
+    "aso": ("aso_matrix", "ASOResult", "violation_ratio", "boot_quantiles", "TAU"),
+    "claims": ("ClaimResult", "judge"),
+    "decisions": ("Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown"),
+    "dominance": ("PairDominance", "Dominance"),
+    "evp": ("expected_max", "expected_max_sd", "expected_selected", "log_grid", "prepare_weights", "weights_kept",
+            "KEPT_WEIGHTS_BYTES"),
+    "importance": ("fanova", "Importance", "NOT_SET", "MAX_LEVELS", "MAX_ROWS"),
+    "improvement": ("p_improvement", "Improvement"),
+    "insights": ("EVPCurve", "ChoiceStats", "choice_stats", "paired_of", "Computed", "compute", "ImportanceGroup",
+                 "importance_groups", "start_importance", "evp_curves", "importance_by_task", "parallel_table",
+                 "hyperparameters", "comparison_rows", "IMPORTANCE_ROWS", "IMPORTANCE_TREES", "PARALLEL_CONFIGS"),
+    "multiple": ("holm",),
+    "paired": ("Comparison", "compare", "compare_tasks", "compare_spec", "mode_of", "ALPHA"),
+    "pairing": ("RESULT_COLUMNS", "PairedRows", "paired_rows", "pair_ids", "by_config", "option_strings",
+                "finished", "as_text"),
+    "planning": ("PlanRow", "plan", "plan_table", "fixed_configurations"),
+    "robustness": ("Robustness", "PopulationRow", "robustness_table", "eval_columns", "population_label",
+                   "robustness_of", "MAX_POPULATIONS"),
+    "scores": ("finite_scores", "finite_pairs"),
+    "seeds": ("seed_variance", "seed_distribution", "seed_distributions", "ks_test", "SeedDistribution",
+              "selection_scores"),
+    "sequential": ("asymptotic_cs", "betting_cs", "bounded_cs", "Sequence", "decide", "share_units", "split_alpha",
+                   "GRID", "MIN_ASYMPTOTIC", "OPTIMISE_AT"),
+    "significance": ("win_shares", "bootstrap_median", "median_ranks", "prepare_ranks", "ranks_kept",
+                     "forget_ranks", "sign_test", "wilcoxon_signed_rank", "brown_forsythe", "marks"),
+    "tuned": ("best_so_far", "tuned_outcomes", "TunedComparison", "tuned_comparison", "tuned_table",
+              "random_positions", "TPE_STARTUP"),
+    "verdict": ("Verdict", "outcome", "value_estimate", "ValueEstimate", "mean_ranks", "rank_interval",
+                "rank_verdict", "percentile_interval", "REPRODUCED", "NOT_REPRODUCED", "INCONCLUSIVE",
+                "BAND_WARNING"),
+})

@@ -1,0 +1,183 @@
+"""Decisions of an adaptive study (DESIGN.md, "Adaptive studies").
+
+For every pair of options of a decided choice and every task, the units
+(a configuration's win, or its seed-mean paired difference) in
+configuration order, a confidence sequence over them with alpha split over
+the tracked sequences (:mod:`analysis.stats.sequential`), and the decision it
+allows. :func:`track` works on any stored rows (a running study, a finished
+one, imported results: the replay); what reads a run directory (the
+engine's question after each wave, a report's Decisions section) is
+:mod:`analysis.reading.rundirs`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from study.errors import UserError
+from study.spec.until import Until
+
+from ..tables import Table
+from .pairing import by_config, paired_rows
+from ..specs import ComparisonSpec, rows_where
+from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha
+
+__all__ = ["Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown"]
+
+
+@dataclass(frozen=True)
+class Tracked:
+    """One tracked sequence: options ``a`` and ``b`` of ``choice`` on ``task``;
+    its units' labels (configurations, in order) and the sequence over them;
+    the decision after the last unit and the unit count where it was first reached."""
+
+    choice: str
+    a: str
+    b: str
+    task: str
+    labels: tuple[str, ...]
+    sequence: Sequence
+    centre: float
+    delta: float
+    decision: str
+    decided_at: int | None
+    values: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+
+    @property
+    def n(self) -> int:
+        """Units (configurations) in the sequence."""
+        return self.sequence.n
+
+    def interval(self) -> tuple[float, float]:
+        """The last interval, on the statistic's scale (a share, or a score difference)."""
+        return self.sequence.last() if self.n else (-np.inf, np.inf)
+
+
+def units(df: pd.DataFrame, choice: str, a: str, b: str, *, score: str = "test_score", mode: str = "max",
+          statistic: str = "share", seeds: int | None = None, upto: int | None = None, ignore=(), results=()
+          ) -> dict[str, tuple[list[str], np.ndarray]]:
+    """Per task: the labels and values of the units of A against B, in
+    configuration order (stored order for imported rows). A configuration
+    enters once every seed of both options is stored (``seeds`` per option;
+    None: any), only as part of the unbroken run of complete ones from the
+    first, and only with a finished score for both (a unit is never changed
+    later). ``upto``: only configurations c00000 … c(upto-1). ``ignore`` and
+    ``results``: columns left out of the pairing (imported rows pair by the rest)."""
+    if upto is not None and "config_id" in df.columns:
+        number = pd.to_numeric(df["config_id"].astype(str).str[1:], errors="coerce")
+        df = df[(number < upto).to_numpy(dtype=bool)]
+    rows, _ = paired_rows(df, choice, [a, b], score, tuple(ignore), tuple(results), by="task")
+    sign = -1.0 if mode == "min" else 1.0
+    frame = pd.DataFrame({"pair": rows.pair, "label": rows.label, "opt": rows.opt, "group": rows.group,
+                          "at": rows.index, "score": np.where(rows.status == "ok", rows.score * sign, np.nan)})
+    ordered = by_config(df, choice)
+    out: dict[str, tuple[list[str], np.ndarray]] = {}
+    for task, part in frame.groupby("group", sort=True):
+        g = part.groupby(["pair", "opt"])
+        count = g.size().unstack(fill_value=0).reindex(columns=[0, 1], fill_value=0)
+        mean = g["score"].mean().unstack().reindex(columns=[0, 1])
+        first = part.groupby("pair").agg(label=("label", "first"), at=("at", "min"))
+        first = first.sort_values("label" if ordered else "at")
+        labels, values = [], []
+        for pair, row in first.iterrows():
+            na, nb = count.loc[pair, 0], count.loc[pair, 1]
+            if seeds is None and not (na and nb):
+                continue                                # stored rows (a replay): a configuration without a pair
+            if seeds is not None and (na < seeds or nb < seeds):
+                break                                   # a running study: the first incomplete one ends the run
+            x, y = mean.loc[pair, 0], mean.loc[pair, 1]
+            if not (np.isfinite(x) and np.isfinite(y)):
+                continue                                 # complete but no finished score on one side
+            labels.append(str(row["label"]))
+            values.append(float(share_units([x], [y])[0]) if statistic == "share" else x - y)   # oriented: > 0, A better
+        out[str(task)] = (labels, np.asarray(values, dtype=float))
+    return out
+
+
+def sequence_for(values: np.ndarray, until: Until, alpha: float) -> Sequence:
+    """The confidence sequence ``until`` asks for over ``values`` (units) at ``alpha``."""
+    if until.method == "asymptotic":
+        return asymptotic_cs(values, alpha)
+    if until.statistic == "share":
+        return betting_cs(values, alpha)
+    lo, hi = until.range
+    return bounded_cs(values, alpha, -(hi - lo), hi - lo)     # a difference of scores in [lo, hi]
+
+
+def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(), *, seeds: int | None = None,
+          upto: int | None = None, score: str = "test_score", where: str = "the stored rows") -> list[Tracked]:
+    """Every tracked sequence of ``until.decide`` (``specs``: the study's
+    comparisons, :func:`analysis.comparisons_of`), alpha split over all of
+    them (a union bound)."""
+    by_choice = {s.choice: s for s in specs}
+    per_pair = {}
+    for c in until.decide:
+        spec = by_choice[c]
+        rows = rows_where(df, spec.where)
+        for a, b in combinations([str(o) for o in spec.options or []], 2):
+            per_pair[(c, a, b)] = units(rows, c, a, b, score=score, mode=spec.mode, statistic=until.statistic,
+                                        seeds=seeds, upto=upto, ignore=spec.ignore, results=results)
+    if until.range is not None and until.statistic == "mean":
+        lo, hi = until.range
+        finite = df[score].to_numpy(dtype=float)
+        finite = finite[np.isfinite(finite)]
+        if finite.size and (finite.min() < lo or finite.max() > hi):
+            bad = finite.min() if finite.min() < lo else finite.max()
+            raise UserError(where, f"a stored {score} of {bad:.4g} lies outside until.range [{lo}, {hi}].",
+                            "Widen until.range to the scores' true bounds, or use method: asymptotic; the "
+                            "stored rows are kept.")
+    m = sum(len(tasks) for tasks in per_pair.values()) or 1
+    alpha = split_alpha(until.alpha, m)
+    centre = 0.5 if until.statistic == "share" else 0.0
+    out = []
+    for (c, a, b), tasks in per_pair.items():
+        for task, (labels, values) in tasks.items():
+            cs = sequence_for(values, until, alpha)
+            steps = [decide(lo_, hi_, centre=centre, delta=until.delta) for lo_, hi_ in zip(cs.lower, cs.upper)]
+            first = next((i + 1 for i, s in enumerate(steps) if s != "undecided"), None)
+            out.append(Tracked(c, a, b, task, tuple(labels), cs, centre, until.delta,
+                               steps[-1] if steps else "undecided", first, values))
+    return out
+
+
+def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool = False) -> Table:
+    """The Decisions table: per pair and task the final interval, the
+    decision and the configuration count at which it was reached."""
+    scale = "win share of A" if until.statistic == "share" else "mean difference A − B (better direction)"
+    rows = []
+    for t in tracked:
+        lo, hi = t.interval()
+        decision = t.decision if t.decision != "undecided" or not budget_spent else "undecided at budget"
+        rows.append([t.choice, t.a, t.b, t.task, str(t.n), f"[{lo:.4f}, {hi:.4f}]", decision,
+                     str(t.decided_at) if t.decided_at is not None else "–"])
+    notes = [f"Interval: the {until.method} confidence sequence of the {scale}, at {until.confidence:.0%} over all "
+             f"{len(tracked)} sequences and every look together (alpha split evenly); margin ±{until.delta:g}. "
+             "It stays valid at a data-dependent stop; the fixed-sample intervals of the tables below do not."]
+    return Table(["choice", "A", "B", "task", "configurations", "interval", "decision", "decided at"], rows, notes,
+                 numeric_from=4)
+
+
+def replay_markdown(tracked: list[Tracked], until: Until) -> str:
+    """Where each comparison of a replayed study would have stopped: the
+    configurations that decided it (and the decision then) against those stored."""
+    lines = [f"**Replay** ({until.statistic}, {until.method} confidence sequence at {until.confidence:.0%} over "
+             f"{len(tracked)} sequences; margin ±{until.delta:g})", "",
+             "| choice | A | B | task | decided after | decision then | interval then | configurations stored |",
+             "|---|---|---|---|---|---|---|---|"]
+    for t in tracked:
+        if t.decided_at is None:
+            lo, hi = t.interval()
+            lines.append(f"| {t.choice} | {t.a} | {t.b} | {t.task} | – | undecided | [{lo:.4f}, {hi:.4f}] | {t.n} |")
+            continue
+        lo, hi = float(t.sequence.lower[t.decided_at - 1]), float(t.sequence.upper[t.decided_at - 1])
+        then = decide(lo, hi, centre=t.centre, delta=t.delta)
+        lines.append(f"| {t.choice} | {t.a} | {t.b} | {t.task} | {t.decided_at} | {then} | [{lo:.4f}, {hi:.4f}] "
+                     f"| {t.n} |")
+    decided = [t.decided_at for t in tracked if t.decided_at is not None]
+    stop = (f"every comparison decided after {max(decided)} configurations" if len(decided) == len(tracked)
+            else f"{len(tracked) - len(decided)} of {len(tracked)} comparisons never decided")
+    return "\n".join(lines + ["", f"- A study with this until: block would have stopped: {stop}."])

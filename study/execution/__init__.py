@@ -1,0 +1,34 @@
+"""How a study runs: the runner and its Ray session (:mod:`.runner`,
+:mod:`.session`, :mod:`.raydaemons`), Tune fed in waves (:mod:`.feed`), the
+driver's callback that stores each finished trial (:mod:`.callback`,
+:mod:`.failures`), a trial inside a worker (:mod:`.trial`), resuming
+(:mod:`.resume`), adaptive waves (:mod:`.waves`) and tuned comparisons
+(:mod:`.tuned`).
+
+May import: every other room of ``study`` (spec, store, families) and the
+ground floor; nothing imports it but the package's face and the command
+line.
+
+The runner's own modules (callback, feed) import Ray when imported and are left out of this face.
+
+Every name below is importable from here (``from study.execution import NAME``); it is
+imported from its module on first use, so importing one module of the room
+loads no other.
+"""
+
+from __future__ import annotations
+
+from study.rooms import face
+
+__all__, __getattr__, __dir__ = face(__name__, globals(), {
+    "failures": ("classify_error", "error_text", "error_kind", "OomKills", "memory_cgroup"),
+    "raydaemons": ("records_dir", "record_session", "forget_session", "clear_dead_sessions"),
+    "resume": ("check_compatible", "check_code", "plan_resume", "ResumePlan"),
+    "runner": ("run", "load_study", "RunSummary", "plan_study", "populations"),
+    "session": ("preflight", "accelerators", "remove_stale_tune_folders", "tune_environment", "ray_session",
+                "bound_trainable", "TUNE_PREFIX", "FORWARDED_ENV"),
+    "trial": ("seed_everything", "Record", "run_trial", "drive_trial", "NoMetrics", "run_group", "trainable",
+              "group_trainable"),
+    "tuned": ("run_tuned", "journal_path", "ask_values"),
+    "waves": ("Look", "Policy", "WavesSummary", "run_until", "wave_size", "hours_spent"),
+})

@@ -1,0 +1,126 @@
+"""Resuming a study: what a changed file may not change, and what is left to run.
+
+:func:`check_compatible` refuses a study file whose change would alter what
+stored trials mean (name, family, task, fixed values, the training protocol,
+or any stored configuration). :func:`plan_resume` lists the trial keys still
+to run, from the keys in the store (the trials parts' names and the
+compacted file's key column), reading stored rows only for the keys of this
+study.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..errors import UserError
+from ..schema import TrialSpec
+from ..spec.space import Space
+from ..spec.spacefile import parse_space
+from ..store.rundir import RunDir
+
+__all__ = ["check_compatible", "check_code", "plan_resume", "ResumePlan"]
+
+_FROZEN = {"name": lambda s: s.name, "family": lambda s: s.family, "task": lambda s: s.task,
+           "fixed": lambda s: dict(s.fixed)}
+_FROZEN_TRAIN = ("max_epochs", "patience", "metric", "mode")
+
+
+def _schema_change(before: pa.Schema, after: pa.Schema) -> str:
+    old = {f.name: str(f.type) for f in before}
+    new = {f.name: str(f.type) for f in after}
+    added = [n for n in new if n not in old]
+    removed = [n for n in old if n not in new]
+    retyped = [n for n in new if n in old and old[n] != new[n]]
+    parts = ([f"added {added}"] if added else []) + ([f"removed {removed}"] if removed else []) + \
+            ([f"changed type of {retyped}"] if retyped else [])
+    return "; ".join(parts)
+
+
+def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
+    """Refuse a changed file that would change what stored trials mean."""
+    old_manifest = rd.manifest()
+    try:
+        old = parse_space(old_manifest["yaml"], f"{rd.manifest_path} (yaml)",
+                          base=old_manifest.get("space_base") or None)
+    except (KeyError, TypeError):
+        raise UserError(str(rd.manifest_path), "the manifest holds no study YAML.",
+                        "Restore it, or run the study into a new --out folder.") from None
+    fix = "Run the changed study into a new --out folder, or undo the change."
+    where = f"{space.path} vs {rd.manifest_path}"
+    for key, value in _FROZEN.items():
+        if value(old) != value(space):
+            raise UserError(where, f"'{key}' changed from {value(old)!r} to {value(space)!r}; "
+                            "stored trials were run with the old value.", fix)
+    for key in _FROZEN_TRAIN:
+        a, b = getattr(old.train, key), getattr(space.train, key)
+        if a != b:
+            raise UserError(where, f"train.{key} changed from {a!r} to {b!r}; stored trials were trained "
+                            "with the old value.", fix)
+    old_configs = rd.configs()
+    if old_configs is None:
+        return
+    if old_configs.schema != configs.schema:
+        raise UserError(where, "the sampled parameters changed (" + _schema_change(old_configs.schema, configs.schema)
+                        + "), so every stored configuration would change.", fix)
+    n = min(old_configs.num_rows, configs.num_rows)
+    if not old_configs.slice(0, n).equals(configs.slice(0, n)):
+        a, b = old_configs.slice(0, n).to_pylist(), configs.slice(0, n).to_pylist()
+        for ra, rb in zip(a, b):
+            if ra != rb:
+                col = next(c for c in ra if ra[c] != rb[c])
+                why = ("a search asked other parameters than its stored trial: another Optuna version, or a "
+                       "changed space, sampler or sampler_seed" if space.tune else
+                       "sampler, sampler_seed, ranges or options changed")
+                raise UserError(where, f"configuration {ra['config_id']} would change: {col} was "
+                                f"{ra[col]!r}, now {rb[col]!r} ({why}).", fix)
+
+
+def check_code(rd: RunDir, space: Space, code: dict[str, str]) -> None:
+    """Refuse a resume whose user code (``function``/``command`` families:
+    path -> SHA-256) differs from the code the stored trials ran."""
+    old = rd.manifest().get("code") or {}
+    for path, sha in code.items():
+        if path in old and old[path] != sha:
+            raise UserError(f"{space.path}: task ({path})",
+                            f"this file changed since the stored trials ran (sha256 {old[path][:12]}... then, "
+                            f"{sha[:12]}... now), so stored and new trials would come from different code.",
+                            "Undo the change (e.g. git checkout the file), or run the changed code into a new "
+                            "--out folder.")
+
+
+@dataclass
+class ResumePlan:
+    """The trials to run now, and what the store already holds of this study."""
+
+    todo: list[TrialSpec]
+    rerun: set[str] = field(default_factory=set)              # failed keys to run again
+    prior_attempts: dict[str, int] = field(default_factory=dict)
+    kept: Counter = field(default_factory=Counter)            # statuses of stored rows that stay
+
+    @property
+    def skipped(self) -> int:
+        """Trials left alone because a row is stored."""
+        return sum(self.kept.values())
+
+
+def plan_resume(rd: RunDir, grid: list[TrialSpec], *, retry_failed: bool) -> ResumePlan:
+    """Trial keys of ``grid`` without a stored row (plus failed ones with ``retry_failed``)."""
+    stored = rd.stored_keys()
+    keys = {t.key for t in grid}
+    plan = ResumePlan(todo=[])
+    if stored & keys:
+        table = rd.read_trials(["trial_key", "status", "attempt"])
+        mine = table.filter(pc.is_in(table["trial_key"], value_set=pa.array(sorted(keys), pa.string())))
+        for key, status, attempt in zip(mine["trial_key"].to_pylist(), mine["status"].to_pylist(),
+                                        mine["attempt"].to_pylist()):
+            if retry_failed and status == "failed":
+                plan.rerun.add(key)
+                plan.prior_attempts[key] = int(attempt or 0)
+            else:
+                plan.kept[status] += 1
+    plan.todo = [t for t in grid if t.key not in stored or t.key in plan.rerun]
+    return plan

@@ -1,0 +1,219 @@
+"""The Ray session of one ``seedsweep run``: start or join Ray, run the trials on Tune, clean up.
+
+Without ``address`` a private local Ray is started (``ray.init(address=
+"local")``), never a cluster that a stale address file points to; with
+``address`` the cluster there is joined after a quick reachability check
+(:func:`preflight`). The environment settings Tune needs are applied only for
+the length of a session (:func:`tune_environment`) and restored afterwards,
+so importing seedsweep changes nothing in ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..errors import UserError
+from .raydaemons import clear_dead_sessions, forget_session, record_session
+
+__all__ = ["preflight", "accelerators", "remove_stale_tune_folders", "tune_environment", "ray_session",
+           "bound_trainable", "TUNE_PREFIX", "FORWARDED_ENV"]
+
+#: Name prefix of the Tune folders in the temp dir: ``seedsweep-tune-<driver pid>-*``.
+TUNE_PREFIX = "seedsweep-tune-"
+#: Where data, embeddings and downloads live: forwarded to workers, which do not inherit them.
+FORWARDED_ENV = ("SEEDSWEEP_DATA", "SEEDSWEEP_EMBEDDINGS", "SEEDSWEEP_CACHE", "SEEDSWEEP_MODELS")
+
+# Tune's console tables and per-trial log files are replaced by our progress
+# line and our Parquet store (both measured to slow small trials several-fold);
+# its periodic experiment checkpoint serialises every trial's state and
+# seedsweep never restores from it (the store is the record), so it is
+# written once a day at most instead of every few seconds.
+_TUNE_ENV = {"RAY_AIR_NEW_OUTPUT": "0", "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",
+             "TUNE_GLOBAL_CHECKPOINT_S": "86400"}
+
+
+@contextmanager
+def tune_environment() -> Iterator[None]:
+    """Set Tune's environment for a session; restore every variable after it."""
+    saved = {k: os.environ.get(k) for k in _TUNE_ENV}
+    for k, v in _TUNE_ENV.items():
+        if k != "TUNE_GLOBAL_CHECKPOINT_S":
+            os.environ.setdefault(k, v)          # a user's own setting wins
+        else:
+            os.environ[k] = v
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def preflight(address: str) -> None:
+    """Fail fast (before anything is written) when the cluster at ``address`` is
+    unreachable: Ray itself would retry for minutes."""
+    import socket
+
+    if "://" in address:  # ray client addresses (ray://…) are checked by Ray itself
+        return
+    resolved = address
+    if address == "auto":
+        from ray._private.services import canonicalize_bootstrap_address
+
+        try:
+            resolved = canonicalize_bootstrap_address("auto")
+        except (ConnectionError, ValueError) as exc:
+            raise UserError("--address auto", f"no running Ray cluster was found ({exc}).",
+                            "Start one (ray up cluster.yaml, or ray start --head) or leave --address out "
+                            "to run on a private local Ray.") from None
+    host, _, port = str(resolved).rpartition(":")
+    if not host or not port.isdigit():
+        raise UserError(f"--address {address}", "expected HOST:PORT (or 'auto').",
+                        "Give the head node's address, e.g. 10.0.0.5:6379.")
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as exc:
+        raise UserError(f"--address {address}", f"nothing answers at {host}:{port} ({exc.strerror or exc}).",
+                        "Start the cluster (ray up / ray start --head) or fix the address; leave --address "
+                        "out to run on a private local Ray.") from None
+
+
+def accelerators() -> dict[str, Any]:
+    """CPUs, GPUs and accelerator types of the live nodes of the connected Ray."""
+    import ray
+
+    nodes = []
+    for node in ray.nodes():
+        if not node.get("Alive"):
+            continue
+        res = node.get("Resources", {})
+        nodes.append({"node_id": node.get("NodeID"), "address": node.get("NodeManagerAddress"),
+                      "CPU": res.get("CPU", 0), "GPU": res.get("GPU", 0),
+                      "accelerator_types": sorted(k.split(":", 1)[1] for k in res if k.startswith("accelerator_type:"))})
+    return {"nodes": nodes, "GPU": sum(n["GPU"] for n in nodes), "CPU": sum(n["CPU"] for n in nodes)}
+
+
+def remove_stale_tune_folders(root: str | None = None) -> list[str]:
+    """Remove the Tune folders (``seedsweep-tune-<pid>-*`` in the temp dir)
+    of drivers that no longer run -- a SIGKILLed driver cannot remove its own.
+    Returns the folders removed. A folder whose PID is alive (or unparsable)
+    is left alone."""
+    root = root or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(TUNE_PREFIX):
+            continue
+        pid_text = name[len(TUNE_PREFIX):].split("-", 1)[0]
+        if not pid_text.isdigit():
+            continue
+        try:
+            os.kill(int(pid_text), 0)
+            continue                              # its driver still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue                              # someone else's live process
+        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        removed.append(os.path.join(root, name))
+    return removed
+
+
+def _token_enabled_notice(record: logging.LogRecord) -> bool:
+    """A logging filter: False for Ray's notice that token authentication is on."""
+    return not record.getMessage().startswith("Token authentication is enabled")
+
+
+def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None) -> tuple[bool, Path | None]:
+    """Start or join Ray unless this process already is connected: (whether
+    started here, the record of the private Ray started, :mod:`study.execution.raydaemons`)."""
+    import ray
+
+    if ray.is_initialized():
+        return False, None
+    clear_dead_sessions()                 # what a SIGKILLed driver's Ray left running
+    record = None
+    kwargs: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING,
+                              "include_dashboard": False}
+    # the workers of a cluster do not inherit the driver's environment, so pass
+    # these along (a relative folder is made absolute: workers run in another folder)
+    forwarded = {k: os.path.abspath(v) if os.path.isdir(v) else v
+                 for k in FORWARDED_ENV if (v := os.environ.get(k))}
+    if forwarded:
+        kwargs["runtime_env"] = {"env_vars": forwarded}
+    if address:
+        try:
+            ray.init(address=address, **kwargs)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise UserError(f"--address {address}", f"cannot join a Ray cluster there ({exc}).",
+                            "Start the cluster (ray up / ray start --head) or give its address; "
+                            "leave --address out to run on a private local Ray.") from None
+    else:
+        # A private local Ray gets Ray's default, token authentication, and Ray
+        # says so on every run; a notice with nothing for the user to do, so it is
+        # dropped (only that one: a warning that authentication is *off* still shows).
+        notices = logging.getLogger("ray._private.authentication.authentication_token_setup")
+        notices.addFilter(_token_enabled_notice)
+        try:
+            context = ray.init(address="local", num_cpus=num_cpus, _temp_dir=ray_temp_dir, **kwargs)
+        finally:
+            notices.removeFilter(_token_enabled_notice)
+        record = record_session(context.address_info["session_dir"])
+    return True, record
+
+
+@contextmanager
+def ray_session(*, address: str | None, num_cpus: int | None, ray_temp_dir: str | None) -> Iterator[str]:
+    """Ray started or joined, Tune's environment set and its loggers quiet;
+    yields a fresh Tune storage folder. Everything is undone on exit (Ray is
+    shut down only when this session started it)."""
+    import ray
+
+    with tune_environment():
+        started, record = _start(address, num_cpus, ray_temp_dir)
+        remove_stale_tune_folders()
+        storage = tempfile.mkdtemp(prefix=f"{TUNE_PREFIX}{os.getpid()}-")
+        quiet = [logging.getLogger(n) for n in ("ray.tune", "ray.train", "ray.air")]
+        levels = [lg.level for lg in quiet]
+        try:
+            for lg in quiet:
+                lg.setLevel(logging.CRITICAL)
+            yield storage
+        finally:
+            for lg, level in zip(quiet, levels):
+                lg.setLevel(level)
+            shutil.rmtree(storage, ignore_errors=True)
+            if started:
+                ray.shutdown()
+            if record is not None:
+                forget_session(record)
+
+
+def bound_trainable(space, trainable: Callable, cache_dir: str | None = None,
+                    work_dir: str | None = None) -> Callable:
+    """``trainable`` with the (small) study spec baked in. Tune ships it to each
+    worker once with the function, instead of ``tune.with_parameters``, whose
+    object-store lookup costs every trial a round trip to the driver."""
+    cwd = os.getcwd()
+
+    def seedsweep_trial(config):
+        # Tune starts each trial in its own trial folder; go back to the folder
+        # the study was started from (where it exists: this machine, or a
+        # cluster's shared filesystem), so relative paths in the study file --
+        # task.path, embeddings, model folders -- mean what they meant there.
+        if os.path.isdir(cwd):
+            os.chdir(cwd)
+        trainable(config, space=space, cache_dir=cache_dir, work_dir=work_dir)
+
+    return seedsweep_trial

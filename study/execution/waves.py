@@ -1,0 +1,125 @@
+"""An adaptive study's waves (DESIGN.md, "Adaptive studies").
+
+:func:`run_until` runs the study file's ``samples`` configurations (the
+first wave), asks a :class:`Policy` after each wave whether to stop, and
+otherwise runs the next ``until.wave`` configurations from the same sampler
+stream (configuration c00042 is the same whether a study stops at 50 or
+400). Nothing is kept only in memory: a resume starts again at the first
+wave, finds its trials stored, asks the policy the same question about the
+same rows and so goes on exactly where the killed run stopped. The engine
+never imports the statistics: the command line hands it a policy.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Protocol, TextIO
+
+from .runner import RunSummary, load_study, run
+from .session import ray_session
+from ..store.rundir import RunDir
+
+__all__ = ["Look", "Policy", "WavesSummary", "run_until", "wave_size", "hours_spent"]
+
+
+@dataclass(frozen=True)
+class Look:
+    """A policy's answer after a wave: stop now (every comparison decided), and why."""
+
+    stop: bool
+    why: str
+
+
+class Policy(Protocol):
+    """Asked after each wave with the run directory and the configurations
+    run so far (c00000 … c(samples-1)); it must judge only those."""
+
+    def __call__(self, out: str, samples: int) -> Look:
+        """Whether to stop after ``samples`` configurations."""
+
+
+@dataclass
+class WavesSummary:
+    """What :func:`run_until` did: the last wave's run, the configurations
+    run, the looks in order, why it stopped (``None``: interrupted), and every
+    wave's run in order."""
+
+    last: RunSummary
+    samples: int
+    looks: list[tuple[int, Look]] = field(default_factory=list)
+    stopped: str | None = None
+    waves: list[RunSummary] = field(default_factory=list)
+
+    def summary(self) -> RunSummary:
+        """The whole command as one run: the trials of its last wave's study,
+        every wave's trials run, and skipped only what was stored before the
+        command began (a later wave skips what an earlier one stored)."""
+        ran = sum(w.scheduled for w in self.waves)
+        earlier = ran - self.last.scheduled                 # stored by this command's earlier waves
+        return replace(self.last, scheduled=ran, skipped=max(0, self.last.skipped - earlier))
+
+    def line(self) -> str:
+        """The command in one line (:meth:`RunSummary.line` of :meth:`summary`)."""
+        return self.summary().line()
+
+
+def wave_size(space, num_cpus: int | None) -> int:
+    """Configurations per wave: ``until.wave``, or (auto) enough to give
+    every CPU slot two trials."""
+    if space.until.wave:
+        return space.until.wave
+    per_config = space.trials_per_config
+    slots = max(1, int((num_cpus or os.cpu_count() or 1) // max(space.resources.cpu, 1e-9)))
+    return max(1, math.ceil(2 * slots / per_config))
+
+
+def hours_spent(out: str) -> float:
+    """Hours between the first stored trial's start and the last one's end
+    (the study's span on record: a stop between runs counts, time before
+    the first trial does not)."""
+    table = RunDir(out).read_trials(["started_at", "finished_at"])
+    if table is None or table.num_rows == 0:
+        return 0.0
+    times = [t for c in ("started_at", "finished_at") for t in table.column(c).to_pylist() if t]
+    parsed = [t if isinstance(t, datetime) else datetime.fromisoformat(str(t)) for t in times]
+    return (max(parsed) - min(parsed)).total_seconds() / 3600 if parsed else 0.0
+
+
+def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, num_cpus: int | None = None,
+              **kwargs) -> WavesSummary:
+    """Run the adaptive study of ``space_path`` (it has ``until:``) into ``out``
+    wave by wave until ``policy`` says stop or the budget is spent; ``kwargs``
+    go to :func:`study.execution.runner.run`."""
+    stream = stream or sys.stderr
+    space = load_study(space_path)
+    until = space.until
+    per_config = space.trials_per_config
+    cap = until.sample_cap(per_config) or math.inf
+    step = wave_size(space, num_cpus)
+    # one Ray for every wave (each run() joins it instead of starting its own)
+    with ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir")):
+        n, looks, waves = space.samples, [], []
+        while True:
+            summary = run(space_path, out, samples=n, stream=stream, num_cpus=num_cpus, **kwargs)
+            waves.append(summary)
+            result = WavesSummary(summary, n, looks, waves=waves)
+            if summary.interrupted:
+                return result
+            look = policy(str(out), n)
+            looks.append((n, look))
+            print(f"[seedsweep] wave at {n} configurations: {look.why}", file=stream, flush=True)
+            if look.stop:
+                result.stopped = look.why
+                return result
+            if until.budget_hours and hours_spent(str(out)) >= until.budget_hours:
+                result.stopped = f"budget spent: {until.budget_hours:g} hours"
+                return result
+            nxt = int(min(n + step, cap))
+            if nxt <= n:
+                result.stopped = f"budget spent: {n} configurations ({n * per_config} trials)"
+                return result
+            n = nxt

@@ -1,0 +1,144 @@
+"""``until:`` -- an adaptive study's stopping settings (DESIGN.md, "Adaptive studies").
+
+A study file with ``until:`` runs its ``samples`` configurations as a first
+wave, then adds waves of configurations from the same sampler stream until
+every tracked comparison is decided or the budget is spent. This module
+holds the settings and their validation (the engine floor: the statistics
+that decide live in :mod:`analysis.stats.sequential`, and the command line joins
+the two through :mod:`study.execution.waves`' policy interface).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Until", "parse_until", "UNTIL_KEYS", "FAMILY_RANGES"]
+
+UNTIL_KEYS = ("decide", "statistic", "delta", "confidence", "method", "range", "budget", "wave", "lever",
+              "claims")
+BUDGET_KEYS = ("samples", "trials", "hours")
+#: the bounds of a family's test score (accuracy, F1), the default ``range`` of ``method: exact``
+FAMILY_RANGES = {"tagger": (0.0, 1.0), "transformer": (0.0, 1.0), "sentence": (0.0, 1.0)}
+
+
+@dataclass(frozen=True)
+class Until:
+    """Validated ``until:`` settings. ``decide`` is the compared choices to
+    decide (all by default); ``range`` is None where the method needs none;
+    ``wave`` is the configurations per wave (0: auto); budgets of None are unset."""
+
+    decide: tuple[str, ...]
+    statistic: str = "share"
+    delta: float = 0.05
+    confidence: float = 0.95
+    method: str = "exact"
+    range: tuple[float, float] | None = (0.0, 1.0)
+    budget_samples: int | None = None
+    budget_trials: int | None = None
+    budget_hours: float | None = None
+    wave: int = 0
+    lever: str = "fixed"
+
+    def sample_cap(self, trials_per_config: int) -> int | None:
+        """The most configurations the samples and trials budgets allow (None: neither is set).
+
+        >>> Until(decide=("c",), budget_samples=40, budget_trials=100).sample_cap(4)
+        25
+        """
+        caps = [c for c in (self.budget_samples,
+                            None if self.budget_trials is None else self.budget_trials // trials_per_config)
+                if c is not None]
+        return min(caps) if caps else None
+
+    @property
+    def alpha(self) -> float:
+        """1 - confidence: the chance of any false decision, over every sequence and look."""
+        return 1.0 - self.confidence
+
+    def as_dict(self) -> dict[str, Any]:
+        """The settings as the manifest records them."""
+        return {"decide": list(self.decide), "statistic": self.statistic, "delta": self.delta,
+                "confidence": self.confidence, "method": self.method,
+                "range": None if self.range is None else list(self.range),
+                "budget": {"samples": self.budget_samples, "trials": self.budget_trials, "hours": self.budget_hours},
+                "wave": self.wave or "auto", "lever": self.lever}
+
+
+def _positive(v, value: Any, key: str) -> float:
+    number = float(v.number(value, key))
+    if number <= 0:
+        v.fail(key, f"{value!r} is not above 0.", "Give a positive number.")
+    return number
+
+
+def parse_until(v, value: Any, *, family: str, samples: int, compare, trials_per_config: int,
+                need_budget: bool = True) -> Until:
+    """Validate the ``until:`` mapping ``value`` with the space validator ``v``
+    (located errors, exit 2); ``samples`` is the first wave, ``compare`` the
+    study's compared choices; ``need_budget`` False for a replay of stored rows."""
+    m = v.mapping(value if value is not None else {}, "until")
+    v.known_keys(m, "until", UNTIL_KEYS)
+    names = [name for name, _ in compare]
+    decide = m.get("decide", names)
+    if isinstance(decide, str):
+        decide = [decide]
+    if not isinstance(decide, list) or not decide:
+        v.fail("until.decide", f"expected a list of compared choices, got {decide!r}.",
+               f"Name one or more of: {', '.join(names)}.")
+    for name in decide:
+        if name not in names:
+            v.fail("until.decide", f"{name!r} is not a compared choice of this study.",
+                   f"Name one or more of the choices under compare: {', '.join(names)}.")
+    statistic = v.one_of(m.get("statistic", "share"), "until.statistic", ("share", "mean"))
+    delta = float(v.number(m.get("delta", 0.05), "until.delta"))
+    if delta < 0:
+        v.fail("until.delta", f"{delta!r} is negative.", "The equivalence margin is >= 0 (0: never 'equivalent').")
+    if statistic == "share" and delta >= 0.5:
+        v.fail("until.delta", f"{delta!r} is not below 0.5.", "With statistic: share the margin is around 1/2, "
+               "so it must be below 0.5 (0.05 is the default).")
+    confidence = float(v.number(m.get("confidence", 0.95), "until.confidence"))
+    if not 0 < confidence < 1:
+        v.fail("until.confidence", f"{confidence!r} is not inside (0, 1).", "Write it as 0.95, not 95.")
+    method = v.one_of(m.get("method", "exact"), "until.method", ("exact", "asymptotic"))
+    bounds: tuple[float, float] | None = None
+    if "range" in m:
+        r = m["range"]
+        if not isinstance(r, list) or len(r) != 2:
+            v.fail("until.range", f"expected [lo, hi], got {r!r}.", "Give the bounds of a score, e.g. [0, 1].")
+        lo, hi = float(v.number(r[0], "until.range")), float(v.number(r[1], "until.range"))
+        if lo >= hi:
+            v.fail("until.range", f"lo {lo!r} is not below hi {hi!r}.", "Write [lo, hi] with lo < hi.")
+        bounds = (lo, hi)
+    elif method == "exact" and statistic == "mean":
+        bounds = FAMILY_RANGES.get(family)
+        if bounds is None:
+            v.fail("until.range", f"the {family} family's scores have no known bounds, and method: exact "
+                   "with statistic: mean needs them.", "Give until.range: [lo, hi], or use method: asymptotic "
+                   "or statistic: share.")
+    budget = v.mapping(m.get("budget", {}) or {}, "until.budget")
+    v.known_keys(budget, "until.budget", BUDGET_KEYS)
+    b_samples = v.integer(budget["samples"], "until.budget.samples", minimum=1) if "samples" in budget else None
+    b_trials = v.integer(budget["trials"], "until.budget.trials", minimum=1) if "trials" in budget else None
+    b_hours = _positive(v, budget["hours"], "until.budget.hours") if "hours" in budget else None
+    if b_samples is not None and b_samples < samples:
+        v.fail("until.budget.samples", f"{b_samples} is below the first wave (samples: {samples}).",
+               f"Give a budget of at least {samples} configurations, or fewer samples.")
+    if b_trials is not None and b_trials < samples * trials_per_config:
+        v.fail("until.budget.trials", f"{b_trials} is below the first wave's {samples * trials_per_config} trials.",
+               f"Give at least {samples * trials_per_config} trials, or fewer samples.")
+    if need_budget and b_samples is None and b_trials is None and b_hours is None:
+        v.fail("until.budget", "no budget is set: an undecided comparison would run for ever.",
+               "Give at least one of until.budget.samples, .trials or .hours.")
+    wave = m.get("wave", "auto")
+    wave = 0 if wave == "auto" else v.integer(wave, "until.wave", minimum=1)
+    lever = v.one_of(m.get("lever", "fixed"), "until.lever", ("fixed", "auto"))
+    if lever == "auto":
+        v.fail("until.lever", "lever: auto (seeds per configuration chosen each wave) is not built yet.",
+               "Use lever: fixed (every configuration gets `seeds`).")
+    if m.get("claims"):
+        v.fail("until.claims", "waiting for sealed claims' gates is not built yet.",
+               "Remove until.claims; the claims are still judged in the report.")
+    return Until(decide=tuple(decide), statistic=statistic, delta=delta, confidence=confidence, method=method,
+                 range=bounds, budget_samples=b_samples, budget_trials=b_trials, budget_hours=b_hours, wave=wave,
+                 lever=lever)
