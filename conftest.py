@@ -3,6 +3,11 @@
 * In CI (``SEEDSWEEP_REQUIRE_ALL=1``, set by ``.ci/run``) a skipped test is a
   failure: every test must run there, the browser and shared-data ones
   included. Elsewhere a skip still says what to install or where to point.
+* The order: modules whose longest test takes longest run first, each
+  module's tests together (so a module's fixtures are built once per
+  worker), its longest first (``tests/durations.txt``). With parallel
+  workers (pytest-xdist, ``make test``), the long end-to-end tests then
+  start at once instead of ending the run one after another.
 * Doctests of ``study`` and ``analysis`` (run by ``--doctest-modules``): their
   examples read ``run_dir``, a small synthetic study written here without Ray
   (6 configurations x Softmax/CRF x 2 seeds, CRF's injected effect +0.05).
@@ -11,6 +16,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +41,39 @@ compare: {classifier: [softmax, crf]}
 space: {optimizer: {choice: [adam, nadam]}, layers: {int: [1, 3]}}
 task: {effects: {classifier: {crf: 0.05}}, noise: 0.002}
 """
+
+
+def _durations() -> dict[str, float]:
+    path = Path(__file__).parent / "tests" / "durations.txt"
+    if not path.is_file():
+        return {}
+    found = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            seconds, node = line.split(maxsplit=1)
+            found[node] = float(seconds)
+    return found
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Longest modules first, each module's tests together, its longest first
+    (stable: tests without a recorded duration keep their order)."""
+    seconds = _durations()
+    if not seconds:
+        return
+    modules: dict[str, float] = {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        modules[module] = max(modules.get(module, 0.0), seconds.get(item.nodeid.split("[", 1)[0],
+                                                                    seconds.get(item.nodeid, 0.0)))
+    first = {m: i for i, m in enumerate(modules)}
+
+    def key(item):
+        module = item.nodeid.split("::", 1)[0]
+        own = seconds.get(item.nodeid, seconds.get(item.nodeid.split("[", 1)[0], 0.0))
+        return -modules[module], first[module], -own
+
+    items[:] = sorted(items, key=key)
 
 
 def pytest_collectreport(report):
