@@ -25,15 +25,6 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-STUDY = """
-name: trip
-family: synthetic
-samples: 6
-seeds: 2
-compare: {classifier: [softmax, crf]}
-space: {optimizer: {choice: [adam, nadam]}, layers: {int: [1, 3]}}
-task: {effects: {classifier: {crf: 0.05}}, noise: 0.002}
-"""
 PACKAGES = ("seedsweep", "analysis", "study")
 
 
@@ -115,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", help="also write the figures here")
     args = parser.parse_args(argv)
+    from conftest import DOCTEST_STUDY as STUDY     # the doctests' study: 6 configurations x 2 options x 2 seeds
     from tests.rundirs import write_synthetic_run
 
     tmp = Path(tempfile.mkdtemp(prefix="trip-"))
