@@ -179,7 +179,10 @@ def test_ctrl_c_stores_no_half_trained_trial_and_resume_completes(tmp_path, spac
 
 def test_the_next_command_clears_a_sigkilled_drivers_ray_agents(tmp_path, space_file):
     """A SIGKILLed driver's raylet agents would wait out Ray's 60 s publish
-    timeout; the next command, started at once, clears them as it starts."""
+    timeout; the next command, started at once, clears them as it starts.
+    The agents are stopped (SIGSTOP) before the driver is killed, so none can
+    leave on Ray's clock while the next command starts, however long that
+    takes on a busy machine: only the clearing can end them."""
     from study.execution.raydaemons import records_dir
 
     tag = uuid.uuid4().hex
@@ -209,16 +212,19 @@ def test_the_next_command_clears_a_sigkilled_drivers_ray_agents(tmp_path, space_
                     continue
             return found
 
-        assert len(agents()) == 2, agents()           # the dashboard agent and the runtime-env agent
+        stopped = agents()
+        assert len(stopped) == 2, stopped             # the dashboard agent and the runtime-env agent
+        for proc in stopped:
+            proc.suspend()
         first.send_signal(signal.SIGKILL)
         first.wait()
         killed_at = time.monotonic()
         second = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                   text=True)
         record = records_dir() / f"{second.pid}.json"
-        while not record.exists() and second.poll() is None and time.monotonic() < killed_at + 50:
+        while not record.exists() and second.poll() is None and time.monotonic() < killed_at + 300:
             time.sleep(0.05)
-        assert record.exists(), "the next command's private Ray did not start within 50 s of the kill"
+        assert record.exists(), "the next command's private Ray did not start"
         left = agents()
         assert left == [], f"agents of the killed driver's Ray alive {time.monotonic() - killed_at:.0f} s later"
         _, err = second.communicate(timeout=300)

@@ -1,6 +1,6 @@
 """The statistics: pure functions of arrays and trial tables (paired
 comparisons and win shares, seeds, dominance, ASO, expected maxima,
-importance, confidence sequences and decisions, tuned comparisons,
+importance, confidence sequences, group-sequential boundaries and decisions, tuned comparisons,
 robustness, claims and verdicts), each returning values or a
 :class:`analysis.tables.Table`.
 
@@ -26,6 +26,8 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "dominance": ("PairDominance", "Dominance"),
     "evp": ("expected_max", "expected_max_sd", "expected_selected", "log_grid", "prepare_weights", "weights_kept",
             "KEPT_WEIGHTS_BYTES"),
+    "groupseq": ("SPENDING", "spent", "Boundaries", "boundaries", "crossing_probabilities", "constant_boundary",
+                 "ShareBoundaries", "share_boundaries"),
     "importance": ("fanova", "Importance", "NOT_SET", "MAX_LEVELS", "MAX_ROWS"),
     "improvement": ("p_improvement", "Improvement"),
     "insights": ("EVPCurve", "ChoiceStats", "choice_stats", "paired_of", "Computed", "compute", "ImportanceGroup",

@@ -1,0 +1,228 @@
+"""Group-sequential boundaries: a two-sided level alpha spent over the looks
+of a study whose largest size is known (Lan & DeMets 1983), for a statistic
+that is approximately normal with independent increments (a mean paired
+difference over configurations, its information proportional to their
+count).
+
+The **information fraction** of a look is the configurations counted so far
+divided by the budget's. A spending function ``alpha(t)`` says how much of the
+level may be spent by fraction ``t`` (``alpha(0) = 0``, ``alpha(1) = alpha``):
+
+* ``obf`` (O'Brien-Fleming type): each side spends ``2 - 2 Phi(z_{1-alpha/4}
+  / sqrt(t))`` of its ``alpha / 2`` (Lan & DeMets' function applied to each
+  side's level, as DeMets & Lan 1994 tabulate it and gsDesign's ``sfLDOF``
+  computes it), almost nothing early, nearly the whole level at the end;
+* ``pocock`` (Pocock type): ``alpha ln(1 + (e - 1) t)``, evenly over the looks.
+
+At each look the boundary ``c_k`` is the value whose crossing, ``|Z_k| >=
+c_k`` with no earlier crossing, has probability ``alpha(t_k) - alpha(t_{k-1})``
+under the null; the boundaries depend only on the fractions actually
+reached, so a wave smaller than planned or a resume keeps the level
+(spending by the information reached). The crossing probabilities come from
+the recursive numerical integration of Armitage, McPherson & Rowe (1969)
+(Jennison & Turnbull 2000, ch. 19): the sub-density of ``Z_k`` on the
+continuation region, carried from look to look on a grid (Simpson's rule).
+
+For the win share the boundaries are exact (:func:`share_boundaries`): the
+wins among the configurations that are not ties are binomial with p = 1/2
+under the null, their distribution on the continuation region is carried
+from look to look by convolution, and each look spends at most what the
+spending function allows (a discrete test spends less; what it leaves is
+spent later, since each look spends up to the cumulative target).
+
+:func:`constant_boundary` solves the classical designs on equally spaced
+looks with the same recursion (O'Brien & Fleming 1979: ``c_k = C sqrt(K /
+k)``; Pocock 1977: ``c_k = C``); the tests reproduce the published constants.
+
+>>> [round(c, 3) for c in constant_boundary(5, 0.05, "obf")]
+[4.562, 3.226, 2.634, 2.281, 2.04]
+>>> round(spent(1.0, 0.05, "obf"), 6), round(spent(0.5, 0.05, "pocock"), 4)
+(0.05, 0.031)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, stats
+
+__all__ = ["SPENDING", "spent", "Boundaries", "boundaries", "crossing_probabilities", "constant_boundary",
+           "ShareBoundaries", "share_boundaries"]
+
+#: the spending functions :func:`spent` knows
+SPENDING = ("obf", "pocock")
+#: grid points per unit of z on the continuation region (odd counts for Simpson's rule)
+_DENSITY = 40
+
+
+def spent(t: float, alpha: float, kind: str = "obf") -> float:
+    """The two-sided level spent by information fraction ``t`` (clipped to [0, 1])."""
+    if kind not in SPENDING:
+        raise ValueError(f"unknown spending function {kind!r}; known: {', '.join(SPENDING)}")
+    t = min(max(float(t), 0.0), 1.0)
+    if t == 0.0:
+        return 0.0
+    if kind == "obf":                       # both sides, each spending its alpha / 2
+        return float(2.0 * (2.0 - 2.0 * stats.norm.cdf(stats.norm.ppf(1.0 - alpha / 4.0) / math.sqrt(t))))
+    return float(alpha * math.log(1.0 + (math.e - 1.0) * t))
+
+
+def _grid(c: float) -> tuple[np.ndarray, np.ndarray]:
+    """Points on [-c, c] and their Simpson weights."""
+    n = max(101, int(2 * c * _DENSITY) | 1)
+    z = np.linspace(-c, c, n)
+    w = np.ones(n)
+    w[1:-1:2], w[2:-1:2] = 4.0, 2.0
+    return z, w * (z[1] - z[0]) / 3.0
+
+
+class _Recursion:
+    """The sub-density of Z on the continuation region, look after look, when
+    the mean of Z at full information is ``drift`` (0: the null). With
+    information fractions t, the score ``S = Z sqrt(t)`` has independent
+    increments ``N(drift (t_k - t_j), t_k - t_j)``."""
+
+    def __init__(self, drift: float = 0.0) -> None:
+        self.drift = drift
+        self.info = 0.0
+        self.z: np.ndarray | None = None     # grid of the last look's continuation region
+        self.dens: np.ndarray | None = None  # sub-density times Simpson weights there
+
+    def _moments(self, info: float) -> tuple[np.ndarray | float, float]:
+        """Mean and sd of Z at ``info`` given each grid point of the last look."""
+        if self.z is None:
+            return self.drift * math.sqrt(info), 1.0
+        mean = (self.z * math.sqrt(self.info) + self.drift * (info - self.info)) / math.sqrt(info)
+        return mean, math.sqrt((info - self.info) / info)
+
+    def exit_probability(self, info: float, c: float) -> float:
+        """P(no crossing so far, ``|Z| >= c`` at information ``info``)."""
+        mean, sd = self._moments(info)
+        tails = stats.norm.sf((c - mean) / sd) + stats.norm.cdf((-c - mean) / sd)
+        return float(tails) if self.z is None else float(np.dot(self.dens, tails))
+
+    def advance(self, info: float, c: float) -> None:
+        """Carry the sub-density to the continuation region ``|Z| < c`` at ``info``."""
+        z, w = _grid(c)
+        if self.z is None:
+            dens = stats.norm.pdf(z - self.drift * math.sqrt(info))
+        else:
+            root, step = math.sqrt(info), math.sqrt(info - self.info)
+            kernel = stats.norm.pdf((z[:, None] * root - self.z[None, :] * math.sqrt(self.info)
+                                     - self.drift * (info - self.info)) / step)
+            dens = kernel @ self.dens * root / step
+        self.info, self.z, self.dens = info, z, dens * w
+
+
+@dataclass(frozen=True)
+class Boundaries:
+    """Two-sided boundaries on the Z scale at the looks' information fractions
+    (``inf``: nothing may be spent there), with the level spent at each."""
+
+    fractions: tuple[float, ...]
+    z: tuple[float, ...]
+    spent: tuple[float, ...]          # cumulative, as the spending function says
+    alpha: float
+    kind: str
+
+
+def boundaries(fractions, alpha: float = 0.05, kind: str = "obf") -> Boundaries:
+    """The boundary of each look at the information ``fractions`` reached
+    (increasing, the last may be 1: the budget). A look that may spend
+    nothing new (a repeated fraction) gets an infinite boundary."""
+    fractions = tuple(float(f) for f in fractions)
+    if not fractions or any(b < a for a, b in zip(fractions, fractions[1:])) or fractions[0] <= 0 \
+            or fractions[-1] > 1 + 1e-12:
+        raise ValueError(f"information fractions must increase within (0, 1]: {fractions}")
+    rec, zs, cum, before = _Recursion(), [], [], 0.0
+    for t in fractions:
+        target = spent(t, alpha, kind) - before
+        cum.append(spent(t, alpha, kind))
+        if target <= 1e-15 or (rec.z is not None and t <= rec.info + 1e-12):
+            zs.append(math.inf)
+            continue
+        c = optimize.brentq(lambda c: rec.exit_probability(t, c) - target, 1e-6, 40.0, xtol=1e-10)
+        rec.advance(t, c)
+        zs.append(float(c))
+        before += target
+    return Boundaries(fractions, tuple(zs), tuple(cum), alpha, kind)
+
+
+def crossing_probabilities(fractions, z, drift: float = 0.0) -> np.ndarray:
+    """P(the first crossing of ``|Z| >= z_k`` is at look k) when the mean of
+    Z at full information is ``drift`` (0: the null), by the same recursion:
+    the level a design spends, or (with a drift) its power."""
+    rec, probs = _Recursion(drift), []
+    for t, c in zip(fractions, z):
+        if not math.isfinite(c):
+            probs.append(0.0)                 # nothing may cross here; the next look starts from the last
+            continue
+        probs.append(rec.exit_probability(t, c))
+        rec.advance(t, c)
+    return np.array(probs)
+
+
+def constant_boundary(looks: int, alpha: float = 0.05, kind: str = "obf") -> list[float]:
+    """The classical boundaries on ``looks`` equally spaced looks: O'Brien &
+    Fleming's ``C sqrt(K / k)`` or Pocock's constant ``C``, with ``C`` solved
+    so that the total crossing probability under the null is ``alpha``."""
+    fractions = [(k + 1) / looks for k in range(looks)]
+
+    def shape(constant: float) -> list[float]:
+        return [constant * math.sqrt(looks / (k + 1)) if kind == "obf" else constant for k in range(looks)]
+
+    def excess(constant: float) -> float:
+        return float(crossing_probabilities(fractions, shape(constant)).sum()) - alpha
+
+    return shape(optimize.brentq(excess, 0.5, 10.0, xtol=1e-10))
+
+
+@dataclass(frozen=True)
+class ShareBoundaries:
+    """Exact boundaries for the wins W_k among the m_k configurations that
+    are not ties at each look: A better when ``W_k >= upper[k]``, B better
+    when ``W_k <= lower[k]`` (``upper > m_k``: nothing may be decided there),
+    with the level each look really spends."""
+
+    fractions: tuple[float, ...]
+    decided: tuple[int, ...]             # m_k: configurations that are not ties
+    lower: tuple[int, ...]
+    upper: tuple[int, ...]
+    spent: tuple[float, ...]             # cumulative, as spent (at most the spending function's)
+    alpha: float
+    kind: str
+
+
+def share_boundaries(fractions, decided, alpha: float = 0.05, kind: str = "obf") -> ShareBoundaries:
+    """Exact two-sided boundaries for the sign test at each look (see the
+    module docstring): ``fractions`` the looks' information fractions,
+    ``decided`` the configurations so far that are not ties (non-decreasing)."""
+    fractions, decided = tuple(float(f) for f in fractions), tuple(int(m) for m in decided)
+    if len(fractions) != len(decided) or any(b < a for a, b in zip(decided, decided[1:])) or \
+            any(b < a for a, b in zip(fractions, fractions[1:])):
+        raise ValueError("fractions and decided counts must be non-decreasing and of the same length")
+    dist = np.array([1.0])                  # P(W = w, no crossing so far), w = 0..m
+    m_prev, total, lowers, uppers, cum = 0, 0.0, [], [], []
+    for t, m in zip(fractions, decided):
+        step = stats.binom.pmf(np.arange(m - m_prev + 1), m - m_prev, 0.5)
+        dist = np.convolve(dist, step)       # now over w = 0..m
+        budget = spent(t, alpha, kind) - total
+        # the widest symmetric rejection region whose probability stays within the budget
+        lo, hi, removed = -1, m + 1, 0.0
+        for d in range((m + 1) // 2):        # reject w <= d or w >= m - d (two tails that never meet)
+            tail = float(dist[: d + 1].sum() + dist[m - d:].sum())
+            if tail > budget + 1e-15:
+                break
+            lo, hi, removed = d, m - d, tail
+        if lo >= 0:
+            total += removed
+            dist = dist.copy()
+            dist[: lo + 1] = 0.0
+            dist[hi:] = 0.0
+        lowers.append(lo)
+        uppers.append(hi)
+        cum.append(total)
+        m_prev = m
+    return ShareBoundaries(fractions, decided, tuple(lowers), tuple(uppers), tuple(cum), alpha, kind)
