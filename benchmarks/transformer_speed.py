@@ -34,8 +34,8 @@ from pathlib import Path
 
 import torch
 
-from study.spec.spacefile import parse_space
 from study.families.transformer import TransformerModel, model_source
+from study.spec.spacefile import parse_space
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", HERE.parents[1] / "shared" / "data"))

@@ -14,12 +14,12 @@ from pathlib import Path
 
 from study.errors import UserError
 from study.execution.runner import load_study
-from study.spec.spacecheck import SpaceValidator
-from study.spec.spacefile import read_text, read_yaml
-from study.store.rundir import RunDir
-from study.spec.until import parse_until
 from study.execution.tuned import run_tuned
 from study.execution.waves import run_until
+from study.spec.spacecheck import SpaceValidator
+from study.spec.spacefile import read_text, read_yaml
+from study.spec.until import parse_until
+from study.store.rundir import RunDir
 
 __all__ = ["run_adaptive", "add_replay", "read_until"]
 

@@ -38,12 +38,12 @@ from typing import Any, Callable
 import yaml
 
 from study.errors import UserError
-from study.files import write_text
 from study.execution.runner import run as run_study
-from study.spec.space import Space
-from study.spec.spacefile import parse_space
 from study.execution.tuned import run_tuned
 from study.execution.waves import run_until
+from study.files import write_text
+from study.spec.space import Space
+from study.spec.spacefile import parse_space
 
 __all__ = ["define", "Definition"]
 

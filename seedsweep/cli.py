@@ -21,12 +21,12 @@ from seedsweep.families import add_families
 from seedsweep.ledger import add_ledger
 from study import check, compact
 from study.errors import EXIT_USER_ERROR, UserError, no_space
+from study.execution.runner import load_study, run
 from study.families import get_family
 from study.files import write_text
-from study.execution.runner import load_study, run
 from study.spec.sampling import repeated_configurations
-from study.store.status import study_status
 from study.store.rundir import RunDir
+from study.store.status import study_status
 from study.testbeds import counts, read_testbed, tsv_text, write_tsv
 
 __all__ = ["main"]

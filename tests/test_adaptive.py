@@ -21,13 +21,13 @@ import pandas as pd
 import pytest
 
 import analysis
-from analysis.stats.decisions import track, units
 from analysis.reading.rundirs import WavePolicy
+from analysis.stats.decisions import track, units
 from seedsweep.adaptive import read_until
 from study.errors import UserError
+from study.execution.waves import hours_spent
 from study.spec.spacefile import parse_space
 from study.store.rundir import RunDir
-from study.execution.waves import hours_spent
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_claims import RG_CSV
 from tests.test_kill import stored

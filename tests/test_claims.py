@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 import analysis
-from analysis.stats.claims import judge
-from study.spec.claimsfile import read_claims
-from analysis.reading.imported import import_csv
 from analysis.pages.report import comparisons_of
+from analysis.reading.imported import import_csv
+from analysis.stats.claims import judge
 from study.errors import UserError
+from study.spec.claimsfile import read_claims
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data"))

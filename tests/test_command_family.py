@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 import study
-from study.families.command.metrics import MetricsError, MetricsReader, parse_metrics
-from study.families.command.program import start_time
 from study.errors import UserError
 from study.execution.runner import load_study, plan_study
+from study.families.command.metrics import MetricsError, MetricsReader, parse_metrics
+from study.families.command.program import start_time
 from study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged, refused_by_check_and_run, wait_gone
 

@@ -16,9 +16,9 @@ import pytest
 
 import study
 from study.errors import UserError
+from study.execution.trial import NoMetrics, Record, drive_trial
 from study.schema import Train
 from study.store.rundir import RunDir
-from study.execution.trial import NoMetrics, Record, drive_trial
 from tests.conftest import REPO, refused_by_check_and_run
 
 # dev scores per epoch of the "good" option: the best is epoch 3 (0.74); with

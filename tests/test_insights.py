@@ -14,13 +14,13 @@ import pytest
 from scipy import stats
 
 from analysis import compare
+from analysis.reading.imported import ComparisonSpec
 from analysis.stats.aso import boot_quantiles, aso, aso_matrix
 from analysis.stats.dominance import dominance
 from analysis.stats.evp import expected_selected, log_grid
 from analysis.stats.importance import fanova, tree_effects
 from analysis.stats.improvement import p_improvement
 from analysis.stats.insights import comparison_rows, hyperparameters
-from analysis.reading.imported import ComparisonSpec
 from analysis.stats.multiple import holm
 from analysis.tables import dominance_table, importance_table
 

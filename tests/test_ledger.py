@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import analysis
-from analysis.stats.claims import judge
 from analysis.pages.report import comparisons_of
+from analysis.stats.claims import judge
 from seedsweep.cli import main
 from study.spec.claimsfile import read_claims
 from tests.rundirs import write_synthetic_run

@@ -17,11 +17,11 @@ import pytest
 from scipy import stats
 
 import study
-from study.families.sentence import population as population_module
 from study.execution.runner import plan_study, populations
+from study.execution.trial import run_group, run_trial
+from study.families.sentence import population as population_module
 from study.spec.spacefile import parse_space
 from study.store.rundir import RunDir
-from study.execution.trial import run_group, run_trial
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data"))

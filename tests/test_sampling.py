@@ -8,8 +8,8 @@ import io
 import pyarrow.parquet as pq
 import pytest
 
-from study.spec.grid import effective_params, trial_grid
 from study.schema import escape_key, unescape_key
+from study.spec.grid import effective_params, trial_grid
 from study.spec.sampling import sample_configs
 from study.spec.spacefile import parse_space
 

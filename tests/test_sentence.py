@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 import torch
 
-from study.families.sentence.settings import ARCHITECTURES, auto_width
+from study.execution.trial import run_trial, seed_everything
 from study.families.sentence.model import SentenceModel, tokens
 from study.families.sentence.network import build_network
-from study.testbeds import read_testbed
+from study.families.sentence.settings import ARCHITECTURES, auto_width
 from study.schema import TrialSpec
 from study.spec.spacefile import parse_space
-from study.execution.trial import run_trial, seed_everything
+from study.testbeds import read_testbed
 
 REPO = Path(__file__).resolve().parents[1]
 BED = REPO / "testbeds" / "sst_phenomena.yaml"

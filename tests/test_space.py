@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from study import UserError, load_space
 from seedsweep.cli import main
+from study import UserError, load_space
 from tests.conftest import REPO
 
 GOOD = """

@@ -8,9 +8,9 @@ import pytest
 
 import analysis
 from study.errors import UserError
+from study.execution.trial import run_trial
 from study.schema import TrialSpec
 from study.spec.spacefile import parse_space
-from study.execution.trial import run_trial
 from tests.rundirs import write_synthetic_run
 
 

@@ -9,10 +9,10 @@ import math
 
 import pytest
 
+from study.execution.trial import run_trial, seed_everything
 from study.families.tagger import DEFAULTS, TaggerModel
 from study.schema import TrialSpec
 from study.spec.spacefile import parse_space
-from study.execution.trial import run_trial, seed_everything
 
 BASE = {"optimizer": "adam", "dropout": "variational", "chars": "none", "classifier": "softmax", "scheme": "BIO",
         "layers": 1, "clip_value": 0.0, "clip_norm": 1.0}

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 import torch
 
+from study.errors import UserError
 from study.families.tagger.corpora import load_corpus, read_conll, read_conllu, resolve_files, DATASETS
 from study.families.tagger.crf import CRF
 from study.families.tagger.embeddings import build_vocabulary, casing, CASINGS, load_vectors, normalize_number
-from study.errors import UserError
 from study.families.tagger.metrics import chunk_prf, token_accuracy
 from study.families.tagger.schemes import chunks, convert, is_valid
 

@@ -16,11 +16,11 @@ import pytest
 import analysis
 import study
 from study.errors import UserError
-from study.schema import TrialSpec
+from study.execution.trial import run_trial
 from study.families.sentencedata import load_sentences, read_sst_trees, read_table
+from study.schema import TrialSpec
 from study.spec.spacefile import parse_space
 from study.store.rundir import RunDir
-from study.execution.trial import run_trial
 
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REPO = Path(__file__).resolve().parents[1]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import os
 
+from study.execution.trial import run_trial
 from study.spec.grid import trial_grid
 from study.spec.sampling import sample_configs
 from study.spec.spacefile import parse_space
-from study.execution.trial import run_trial
 
 SPACE = """
 name: t

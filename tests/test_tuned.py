@@ -27,12 +27,12 @@ from scipy.stats import binomtest
 
 import analysis
 from analysis.figures.budgetfigure import budget_figure
-from analysis.stats.evp import expected_selected
 from analysis.reading.rundirs import study_tuned
+from analysis.stats.evp import expected_selected
 from analysis.stats.tuned import best_so_far, tuned_comparison, tuned_outcomes, tuned_table
 from seedsweep.cli import main
-from study.store.rundir import RunDir
 from study.execution.tuned import journal_path, run_tuned
+from study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_dashboard import FIGURE_READY, Page, browser, dashboard  # noqa: F401,F811 (fixtures)
 from tests.test_kill import stored

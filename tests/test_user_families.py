@@ -22,8 +22,8 @@ import pytest
 
 import analysis
 import study
-from analysis.stats.claims import judge
 from analysis.pages.report import comparisons_of
+from analysis.stats.claims import judge
 from study.spec.claimsfile import read_claims
 from study.store.rundir import RunDir
 from tests.conftest import REPO

@@ -11,8 +11,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .figurekit import COLORS, empty_figure
 from ..stats.tuned import TunedComparison
+from .figurekit import COLORS, empty_figure
 
 __all__ = ["budget_figure"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from .figurekit import TABLE_MARGIN, empty_figure, table_height
 from ..reading.ledger import ledger, ledger_tables
+from .figurekit import TABLE_MARGIN, empty_figure, table_height
 
 __all__ = ["claims_figure"]
 

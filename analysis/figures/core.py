@@ -40,12 +40,12 @@ from plotly.subplots import make_subplots
 from study.schema import IDENTITY, OUTCOME, TUNED
 from study.store.rundir import RunDir
 
-from .figurekit import TABLE_MARGIN, empty_figure, fast_figure, option_color, table_height
 from ..reading.load import comparisons_of, epochs_frame, trials_frame
+from ..specs import ComparisonSpec, as_categories
 from ..stats.paired import Comparison, compare_spec
 from ..stats.pairing import as_text
 from ..stats.seeds import option_distributions, seed_spreads
-from ..specs import ComparisonSpec, as_categories
+from .figurekit import TABLE_MARGIN, empty_figure, fast_figure, option_color, table_height
 from .violins import violin_traces
 
 __all__ = ["FIGURE_IDS", "RunView", "load_view", "compare_view", "progress_figure",

@@ -4,8 +4,8 @@ computes the populations)."""
 
 from __future__ import annotations
 
-from .figurekit import axes_grid, empty_figure, fast_figure, option_color
 from ..stats.robustness import Robustness
+from .figurekit import axes_grid, empty_figure, fast_figure, option_color
 
 __all__ = ["robustness_figure"]
 

@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .figurekit import axes_grid, empty_figure, fast_figure, option_color
 from ..stats.importance import Importance
 from ..stats.insights import ChoiceStats
+from .figurekit import axes_grid, empty_figure, fast_figure, option_color
 
 __all__ = ["evp_figure", "importance_figure", "dominance_figure", "parallel_figure", "STAT_FIGURE_IDS",
            "PARALLEL_COLORS"]

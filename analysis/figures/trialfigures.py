@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from .figurekit import COLORS, TABLE_MARGIN, axes_grid, empty_figure, fast_figure, option_color, table_height
-from ..stats.pairing import as_text, finished
 from ..specs import ComparisonSpec
+from ..stats.pairing import as_text, finished
+from .figurekit import COLORS, TABLE_MARGIN, axes_grid, empty_figure, fast_figure, option_color, table_height
 
 __all__ = ["default_trials", "curves_figure", "confusion_figure", "problems_figure", "mean_curves", "learning_figure"]
 

@@ -27,16 +27,16 @@ from study.store.rundir import RunDir
 from ..figures import core as F
 from ..figures import statfigures as SF
 from ..figures.budgetfigure import budget_figure
-from .dashaccess import require_token
-from ..figures.figurekit import empty_figure
 from ..figures.claimsfigure import claims_figure
-from .liveview import Views, freeze_startup, keep_freed_memory, only_changed, signature
-from ..reading.load import study_tau
-from ..stats.robustness import robustness_of
+from ..figures.figurekit import empty_figure
 from ..figures.robustnessfigure import robustness_figure
 from ..figures.seqfigure import sequence_figure
-from ..specs import rows_where
+from ..reading.load import study_tau
 from ..reading.rundirs import study_decided, study_tuned
+from ..specs import rows_where
+from ..stats.robustness import robustness_of
+from .dashaccess import require_token
+from .liveview import Views, freeze_startup, keep_freed_memory, only_changed, signature
 
 __all__ = ["create_app", "serve", "signature", "Views", "trial_options", "only_changed"]
 

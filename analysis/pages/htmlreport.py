@@ -31,14 +31,14 @@ from study.files import write_text
 
 from ..figures import core as F
 from ..figures.budgetfigure import budget_figure
-from ..stats.insights import compute
-from ..reading.load import study_tau
-from .report import RunJudgement, judge_run, report
-from ..stats.robustness import robustness_of
 from ..figures.robustnessfigure import robustness_figure
 from ..figures.seqfigure import sequence_figure
 from ..figures.statfigures import dominance_figure, evp_figure, importance_figure, parallel_figure
 from ..figures.trialfigures import learning_figure
+from ..reading.load import study_tau
+from ..stats.insights import compute
+from ..stats.robustness import robustness_of
+from .report import RunJudgement, judge_run, report
 
 __all__ = ["html_report", "write_html_report", "report_figures", "slug", "write_images"]
 

@@ -20,14 +20,14 @@ import pandas as pd
 from study.files import write_text
 
 from ..reading.imported import read_import_spec
-from ..stats.insights import compute
 from ..reading.ledger import Ledger, ledger, ledger_tables
 from ..reading.load import comparisons_of, load, study_tau
+from ..reading.rundirs import StudyDecisions, study_decided, study_tuned
+from ..specs import ComparisonSpec, as_categories, rows_where
+from ..stats.insights import compute
 from ..stats.paired import Comparison, compare_spec
 from ..stats.robustness import robustness_of, robustness_table
 from ..stats.seeds import option_distributions, seed_variance, selection_scores
-from ..specs import ComparisonSpec, as_categories, rows_where
-from ..reading.rundirs import StudyDecisions, study_decided, study_tuned
 from ..stats.tuned import TunedComparison, tuned_table
 from ..tables import (comparison_table, dominance_table, importance_table, option_distribution_table,
                      seed_variance_table, selection_table)

@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..stats.agreement import RankAgreement, rank_agreement
-from .load import comparisons_of, load
 from ..specs import rows_where
+from ..stats.agreement import RankAgreement, rank_agreement
 from ..tables import Table
+from .load import comparisons_of, load
 
 __all__ = ["StudyAgreement", "study_agreement", "agreement_table"]
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pandas as pd
 
 from study.spec.claimsfile import Claims, read_claims
-from study.store.sealing import verify
 from study.store.rundir import RunDir
+from study.store.sealing import verify
 
 from ..stats.claims import ClaimResult, judge
-from ..tables import Table
 from ..stats.verdict import outcome
+from ..tables import Table
 
 __all__ = ["Ledger", "ledger", "ledger_tables"]
 

@@ -9,8 +9,8 @@ import pyarrow.compute as pc
 
 from study.store.rundir import RunDir  # the store's reader: parts and compacted files alike
 
-from .imported import read_import_spec
 from ..specs import ComparisonSpec
+from .imported import read_import_spec
 
 __all__ = ["load", "load_epochs", "trials_frame", "epochs_frame", "comparisons_of", "study_tau", "scoring"]
 

@@ -15,15 +15,15 @@ import pandas as pd
 
 from study.errors import UserError
 from study.execution.runner import load_study
-from study.store.rundir import RunDir
-from study.spec.until import Until
 from study.execution.waves import Look
+from study.spec.until import Until
+from study.store.rundir import RunDir
 
 from ..stats.decisions import Tracked, decisions_table, track
+from ..stats.tuned import TunedComparison, tuned_comparison
+from ..tables import Table
 from .imported import read_import_spec
 from .load import comparisons_of, load
-from ..tables import Table
-from ..stats.tuned import TunedComparison, tuned_comparison
 
 __all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned"]
 

@@ -31,12 +31,12 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from study.spec.claimsfile import Claim
 from study.errors import UserError
+from study.spec.claimsfile import Claim
 
+from ..specs import rows_where
 from .paired import compare
 from .significance import bootstrap_median
-from ..specs import rows_where
 from .verdict import (Verdict, mean_ranks, percentile_interval, rank_interval, rank_verdict, value_estimate,
                       verdict)
 

@@ -21,9 +21,9 @@ import pandas as pd
 from study.errors import UserError
 from study.spec.until import Until
 
+from ..specs import ComparisonSpec, rows_where
 from ..tables import Table
 from .pairing import by_config, paired_rows
-from ..specs import ComparisonSpec, rows_where
 from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha
 
 __all__ = ["Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown"]

@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from ..specs import ComparisonSpec, rows_where
 from .dominance import Dominance, dominance
 from .evp import expected_selected, log_grid
 from .importance import Importance, fanova
 from .paired import Comparison, compare_spec
 from .pairing import RESULT_COLUMNS, PairedRows, by_config, paired_rows
-from ..specs import ComparisonSpec, rows_where
 
 __all__ = ["EVPCurve", "ChoiceStats", "choice_stats", "paired_of", "Computed", "compute", "ImportanceGroup",
            "importance_groups", "start_importance", "evp_curves", "importance_by_task", "parallel_table", "hyperparameters",

@@ -39,10 +39,10 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from .pairing import PairedRows, paired_rows
-from .significance import bootstrap_median, brown_forsythe, marks, sign_test, wilcoxon_signed_rank, win_shares
 from ..specs import ComparisonSpec, rows_where
 from ..tables import comparison_table
+from .pairing import PairedRows, paired_rows
+from .significance import bootstrap_median, brown_forsythe, marks, sign_test, wilcoxon_signed_rank, win_shares
 
 __all__ = ["Comparison", "compare", "compare_tasks", "compare_spec", "mode_of", "ALPHA"]
 

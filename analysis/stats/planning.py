@@ -22,10 +22,10 @@ from scipy import stats
 
 from study.spec.until import Until
 
-from .decisions import sequence_for, units
-from .sequential import decide, split_alpha
 from ..specs import ComparisonSpec, rows_where
 from ..tables import Table
+from .decisions import sequence_for, units
+from .sequential import decide, split_alpha
 
 __all__ = ["PlanRow", "plan", "plan_table", "fixed_configurations"]
 

@@ -33,9 +33,9 @@ import pandas as pd
 
 from study.schema import IDENTITY, OUTCOME, TUNED
 
-from .multiple import holm
 from ..specs import rows_where
 from ..tables import DAGGER, Table
+from .multiple import holm
 
 __all__ = ["robustness", "Robustness", "PopulationRow", "robustness_table", "eval_columns",
            "population_label", "robustness_of", "MAX_POPULATIONS"]

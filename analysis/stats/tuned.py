@@ -33,11 +33,11 @@ import pandas as pd
 
 from study.errors import UserError
 
+from ..tables import Table, p_text, pct, pts
 from .evp import expected_selected
 from .improvement import Improvement, p_improvement
 from .paired import Comparison, compare
 from .significance import win_shares
-from ..tables import Table, p_text, pct, pts
 
 __all__ = ["best_so_far", "tuned_outcomes", "TunedComparison", "tuned_comparison", "tuned_table",
            "random_positions", "TPE_STARTUP"]

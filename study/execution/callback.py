@@ -17,11 +17,11 @@ from typing import Any, TextIO
 import pyarrow as pa
 from ray import tune
 
-from .failures import OomKills, classify_error, error_kind, error_text
-from ..store.rows import confusion_rows, epoch_rows, outcome_of, trial_row
 from ..schema import TrialSpec
-from ..store.shards import fold_parts
+from ..store.rows import confusion_rows, epoch_rows, outcome_of, trial_row
 from ..store.rundir import RunDir
+from ..store.shards import fold_parts
+from .failures import OomKills, classify_error, error_kind, error_text
 
 __all__ = ["StoreAndProgress", "StopWhenFull", "clock", "FULL"]
 

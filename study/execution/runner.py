@@ -26,17 +26,17 @@ import pyarrow as pa
 from ..errors import UserError
 from ..families import get_family
 from ..files import file_sha256, is_uri, reads
-from ..spec.grid import trial_grid, trials_schema_of
-from ..store.manifest import build_manifest
-from .resume import check_code, check_compatible, plan_resume
-from ..spec.sampling import sample_configs
-from ..store.sealing import check_claims, refuse_broken_seal, seal
-from .session import accelerators, bound_trainable, preflight, ray_session
 from ..schema import TrialSpec
-from ..store.shards import fold_parts
+from ..spec.grid import trial_grid, trials_schema_of
+from ..spec.sampling import sample_configs
 from ..spec.space import Space
 from ..spec.spacefile import load_space, parse_space
+from ..store.manifest import build_manifest
 from ..store.rundir import RunDir
+from ..store.sealing import check_claims, refuse_broken_seal, seal
+from ..store.shards import fold_parts
+from .resume import check_code, check_compatible, plan_resume
+from .session import accelerators, bound_trainable, preflight, ray_session
 from .trial import group_trainable, trainable
 
 __all__ = ["run", "load_study", "RunSummary", "plan_study", "populations"]

@@ -41,14 +41,14 @@ import pyarrow as pa
 
 from ..errors import UserError
 from ..files import is_uri
-from ..spec.grid import effective_params
-from .runner import RunSummary, load_study, run
-from ..spec.sampling import arrow_type, cast_value, value_at
 from ..schema import TrialSpec, escape_key, trial_key
-from .session import ray_session
+from ..spec.grid import effective_params
+from ..spec.sampling import arrow_type, cast_value, value_at
 from ..spec.space import Param, Space
-from ..store.rundir import RunDir
 from ..spec.tuning import position_id, sampler_seed_of, search_name, trial_seed
+from ..store.rundir import RunDir
+from .runner import RunSummary, load_study, run
+from .session import ray_session
 
 __all__ = ["run_tuned", "journal_path", "ask_values"]
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol, TextIO
 
+from ..store.rundir import RunDir
 from .runner import RunSummary, load_study, run
 from .session import ray_session
-from ..store.rundir import RunDir
 
 __all__ = ["Look", "Policy", "WavesSummary", "run_until", "wave_size", "hours_spent"]
 

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import UserError
-from .sentencedata import read_table
 from ..testbeds import read_testbed
+from .sentencedata import read_table
 
 if TYPE_CHECKING:
     from space import Space

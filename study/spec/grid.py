@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 
 from ..families import get_family
-from .sampling import arrow_type
 from ..schema import Scalar, TrialSpec, trial_key, trials_schema
+from .sampling import arrow_type
 from .space import Space, common_type
 
 __all__ = ["trial_grid", "effective_params", "hyperparameter_types", "trials_schema_of"]

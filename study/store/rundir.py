@@ -37,10 +37,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .backends import open_storage
 from ..errors import UserError
 from ..files import TMP_PREFIX, write_json
 from ..schema import escape_key, unescape_key
+from .backends import open_storage
 from .shards import compact_all, fold, read_resolved, shard_name, shard_seq, stored_keys
 from .stamps import stamp, stamps_of
 from .storage import Storage, Vanished

@@ -17,9 +17,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..spec.claimsfile import read_claims
 from ..errors import UserError
 from ..files import file_sha256
+from ..spec.claimsfile import read_claims
 from .rundir import RunDir
 
 __all__ = ["check_claims", "seal", "sealed", "SealCheck", "verify", "refuse_broken_seal"]

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 from ...errors import UserError
 from ...schema import Train, TrialSpec
 from ..base import FamilyBase
-from ..modelsources import check_model_options, describe_model, resolve_model_options
 from ..evalsets import describe_eval_sets
+from ..modelsources import check_model_options, describe_model, resolve_model_options
 from ..sentencedata import SENTENCE_DATASETS, TASK_KEYS, load_sentences
 from .model import TransformerModel
 from .settings import DEFAULTS, LIMITS, option_source
