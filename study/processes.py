@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import signal
+import tempfile
+from pathlib import Path
 
-__all__ = ["start_time", "alive", "children", "holding_files_under", "kill"]
+__all__ = ["start_time", "alive", "children", "holding_files_under", "kill", "records_folder"]
 
 
 def start_time(pid: int) -> str | None:
@@ -93,3 +95,12 @@ def kill(pid: int, started: str | None) -> bool:
         return True
     except (ProcessLookupError, PermissionError):
         return False
+
+
+def records_folder(kind: str) -> Path:
+    """Where seedsweep records the processes of one ``kind`` that it starts
+    (``<tmp>/seedsweep-<kind>-<uid>``: one folder per machine and user),
+    so that the next command can clear what a SIGKILLed one left."""
+    folder = Path(tempfile.gettempdir()) / f"seedsweep-{kind}-{os.getuid()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder

@@ -19,20 +19,17 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from ..files import write_text
-from ..processes import alive, children, holding_files_under, kill, start_time
+from ..processes import alive, children, holding_files_under, kill, records_folder, start_time
 
 __all__ = ["records_dir", "record_session", "forget_session", "clear_dead_sessions"]
 
 
 def records_dir() -> Path:
     """Where private Ray sessions are recorded (one folder per machine and user)."""
-    folder = Path(tempfile.gettempdir()) / f"seedsweep-ray-{os.getuid()}"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return records_folder("ray")
 
 
 def record_session(session_dir: str) -> Path:

@@ -21,11 +21,10 @@ import json
 import os
 import signal
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import IO
 
-from study.processes import alive, start_time
+from study.processes import alive, records_folder, start_time
 
 __all__ = ["launch", "stop_group", "kill_group", "reap_orphans", "records_dir", "CappedLog", "start_time"]
 
@@ -34,9 +33,7 @@ PR_SET_PDEATHSIG = 1
 
 def records_dir() -> Path:
     """Where running programs are recorded (one folder per machine and user)."""
-    folder = Path(tempfile.gettempdir()) / f"seedsweep-programs-{os.getuid()}"
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    return records_folder("programs")
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
