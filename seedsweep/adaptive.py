@@ -37,7 +37,8 @@ def run_adaptive(args) -> int:
         if not args.quiet:
             print(analysis.report(args.out))
         return 1 if summary.interrupted else 0
-    policy = WavePolicy(space.until, seeds=len(space.seeds))
+    policy = WavePolicy(space.until, seeds=len(space.seeds), first=space.samples,
+                        trials_per_config=space.trials_per_config)
     waves = run_until(args.space, args.out, policy, address=args.address, retry_failed=args.retry_failed,
                       num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
     print(waves.line(), file=sys.stderr)

@@ -65,7 +65,9 @@ class Definition:
         if self.space.until is not None:
             from analysis.reading.rundirs import WavePolicy   # the statistics stack, only for an adaptive study
 
-            return run_until(self.space, out, WavePolicy(self.space.until, seeds=len(self.space.seeds)), **kwargs)
+            policy = WavePolicy(self.space.until, seeds=len(self.space.seeds), first=self.space.samples,
+                                trials_per_config=self.space.trials_per_config)
+            return run_until(self.space, out, policy, **kwargs)
         return run_study(self.space, out, **kwargs)
 
     def save(self, path: str | os.PathLike) -> Path:

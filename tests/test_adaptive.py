@@ -129,6 +129,10 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
     ("{budget: {samples: 40}, stop: now}", "until.stop"),
     ("{statistic: mean, budget: {samples: 40}}", "until.range"),        # synthetic scores have no known bounds
     ("{budget: {samples: 40}, lever: auto}", "until.lever"),            # not built yet: said, not ignored
+    ("{budget: {hours: 1}, method: spending}", "until.budget"),          # spending needs a configuration budget
+    ("{budget: {samples: 40}, method: spending, spending: haybittle}", "until.spending"),
+    ("{budget: {samples: 40}, spending: pocock}", "until.spending"),     # read only by method: spending
+    ("{budget: {samples: 40}, method: spending, power: 80}", "until.power"),
 ])
 def test_a_bad_until_block_is_refused_naming_its_key(until, key):
     text = re.sub(r"until: .*", f"until: {until}", STUDY)

@@ -25,25 +25,37 @@ from ..tables import Table
 from .imported import read_import_spec
 from .load import comparisons_of, load
 
-__all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned"]
+__all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "spending_looks"]
 
 
 class WavePolicy:
     """The engine's question after a wave (:class:`study.execution.waves.Policy`):
     stop when every tracked sequence is decided."""
 
-    def __init__(self, until: Until, seeds: int) -> None:
+    def __init__(self, until: Until, seeds: int, *, first: int | None = None, trials_per_config: int = 1) -> None:
         self.until, self.seeds = until, seeds
+        self.first, self.trials_per_config = first, trials_per_config
         self.last: list[Tracked] = []
 
     def __call__(self, out: str, samples: int) -> Look:
         df = load(out)
         specs, results = comparisons_of(out)
-        self.last = track(df, self.until, specs, results, seeds=self.seeds, upto=samples, where=str(out))
+        looks, cap = spending_looks(self.until, self.first or samples, self.trials_per_config, samples)
+        self.last = track(df, self.until, specs, results, seeds=self.seeds, upto=samples, where=str(out),
+                          looks=looks, cap=cap)
         open_ = [t for t in self.last if t.decision == "undecided"]
         why = (f"every comparison decided ({len(self.last)})" if not open_ else
                f"{len(self.last) - len(open_)} of {len(self.last)} decided")
         return Look(stop=not open_, why=why)
+
+
+def spending_looks(until: Until, first: int, trials_per_config: int, samples: int
+                   ) -> tuple[list[int] | None, int | None]:
+    """A ``method: spending`` study's looks up to ``samples`` configurations run, and its budget's configurations."""
+    if until.method != "spending":
+        return None, None
+    looks = [n for n in until.looks(first, trials_per_config) if n <= samples]
+    return looks, until.sample_cap(trials_per_config)
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,9 @@ def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
     specs, results = comparisons_of(run_dir)
     configs = RunDir(run_dir).configs()
     samples = configs.num_rows if configs is not None else space.samples      # the configurations run so far
-    tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=str(run_dir))
+    looks, cap = spending_looks(space.until, space.samples, space.trials_per_config, samples)
+    tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=str(run_dir),
+                    looks=looks, cap=cap)
     until = space.until
     cap = until.sample_cap(space.trials_per_config)
     return StudyDecisions(tracked, until, cap is not None and samples >= cap)

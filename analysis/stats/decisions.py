@@ -19,12 +19,13 @@ import numpy as np
 import pandas as pd
 
 from study.errors import UserError
-from study.spec.until import Until
+from study.spec.until import SPENDING_LOOKS, Until, look_schedule
 
 from ..specs import ComparisonSpec, rows_where
 from ..tables import Table
 from .pairing import by_config, paired_rows
 from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha
+from .spending import SpendingPath, look_counts, spending_path
 
 __all__ = ["Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown"]
 
@@ -46,6 +47,7 @@ class Tracked:
     decision: str
     decided_at: int | None
     values: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
+    path: SpendingPath | None = field(repr=False, default=None)     # method: spending's looks
 
     @property
     def n(self) -> int:
@@ -108,11 +110,34 @@ def sequence_for(values: np.ndarray, until: Until, alpha: float) -> Sequence:
     return bounded_cs(values, alpha, -(hi - lo), hi - lo)     # a difference of scores in [lo, hi]
 
 
+def spending_tracked(values: np.ndarray, labels, until: Until, alpha: float, *, looks: list[int] | None,
+                     cap: int | None) -> tuple[Sequence, SpendingPath]:
+    """``method: spending`` over one sequence's units: at ``looks`` (the
+    configurations run at each look of a study, ``cap`` its budget's), or
+    for a replay of stored rows (``looks`` None) at equal waves of
+    ``until.wave`` (auto: a tenth) over the units in stored order, the budget
+    ``until.budget.samples`` or else the units stored."""
+    n = len(values)
+    if looks is None:
+        cap = until.budget_samples or n
+        step = until.wave or max(1, -(-cap // SPENDING_LOOKS))
+        counts = [min(c, n) for c in look_schedule(step, step, max(cap, 1))] if n else []
+    else:
+        counts = look_counts(labels, looks)
+    path = spending_path(values, counts, int(cap or n or 1), statistic=until.statistic, alpha=alpha,
+                         delta=until.delta, power=until.power, kind=until.spending)
+    before = (0.0, 1.0) if until.statistic == "share" else (-np.inf, np.inf)
+    lower, upper = path.per_unit(n, before)
+    return Sequence(lower, upper, alpha), path
+
+
 def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(), *, seeds: int | None = None,
-          upto: int | None = None, score: str = "test_score", where: str = "the stored rows") -> list[Tracked]:
+          upto: int | None = None, score: str = "test_score", where: str = "the stored rows",
+          looks: list[int] | None = None, cap: int | None = None) -> list[Tracked]:
     """Every tracked sequence of ``until.decide`` (``specs``: the study's
     comparisons, :func:`analysis.comparisons_of`), alpha split over all of
-    them (a union bound)."""
+    them (a union bound). ``looks`` and ``cap``: a running ``method:
+    spending`` study's looks so far and budget (:meth:`Until.looks`)."""
     by_choice = {s.choice: s for s in specs}
     per_pair = {}
     for c in until.decide:
@@ -136,6 +161,12 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
     out = []
     for (c, a, b), tasks in per_pair.items():
         for task, (labels, values) in tasks.items():
+            if until.method == "spending":
+                cs, path = spending_tracked(values, labels, until, alpha, looks=looks, cap=cap)
+                first = None if path.decided_look is None else path.counts[path.decided_look]
+                out.append(Tracked(c, a, b, task, tuple(labels), cs, centre, until.delta, path.decision, first,
+                                   values, path))
+                continue
             cs = sequence_for(values, until, alpha)
             steps = [decide(lo_, hi_, centre=centre, delta=until.delta) for lo_, hi_ in zip(cs.lower, cs.upper)]
             first = next((i + 1 for i, s in enumerate(steps) if s != "undecided"), None)
@@ -154,17 +185,33 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
         decision = t.decision if t.decision != "undecided" or not budget_spent else "undecided at budget"
         rows.append([t.choice, t.a, t.b, t.task, str(t.n), f"[{lo:.4f}, {hi:.4f}]", decision,
                      str(t.decided_at) if t.decided_at is not None else "–"])
-    notes = [f"Interval: the {until.method} confidence sequence of the {scale}, at {until.confidence:.0%} over all "
-             f"{len(tracked)} sequences and every look together (alpha split evenly); margin ±{until.delta:g}. "
-             "It stays valid at a data-dependent stop; the fixed-sample intervals of the tables below do not."]
+    notes = [_interval_note(until, scale, len(tracked))]
     return Table(["choice", "A", "B", "task", "configurations", "interval", "decision", "decided at"], rows, notes,
                  numeric_from=4)
+
+
+def _interval_note(until: Until, scale: str, count: int) -> str:
+    """What the Decisions table's interval and decisions are, for ``until``'s method."""
+    if until.method != "spending":
+        return (f"Interval: the {until.method} confidence sequence of the {scale}, at {until.confidence:.0%} over all "
+                f"{count} sequences and every look together (alpha split evenly); margin ±{until.delta:g}. "
+                "It stays valid at a data-dependent stop; the fixed-sample intervals of the tables below do not.")
+    share = " among the configurations that are not ties" if until.statistic == "share" else ""
+    kind = "O'Brien-Fleming" if until.spending == "obf" else "Pocock"
+    return (f"Group-sequential (method: spending, {kind}-type alpha spending): at each wave's end the {scale}{share} is tested against boundaries that spend "
+            f"{1 - until.confidence:.0%} over the budget's configurations, split evenly over {count} sequences; "
+            "'A better'/'B better' keep that error rate at every look together. 'futile': an effect of "
+            f"±{until.delta:g} would rarely look like this (the chance of this stop when the effect is "
+            f"±{until.delta:g} is at most {1 - until.power:.0%}); it is not equivalence at the study's confidence. "
+            "Interval: the repeated confidence interval of the last look.")
 
 
 def replay_markdown(tracked: list[Tracked], until: Until) -> str:
     """Where each comparison of a replayed study would have stopped: the
     configurations that decided it (and the decision then) against those stored."""
-    lines = [f"**Replay** ({until.statistic}, {until.method} confidence sequence at {until.confidence:.0%} over "
+    how = (f"group-sequential, {until.spending}-type spending over the stored configurations"
+           if until.method == "spending" else f"{until.method} confidence sequence")
+    lines = [f"**Replay** ({until.statistic}, {how} at {until.confidence:.0%} over "
              f"{len(tracked)} sequences; margin ±{until.delta:g})", "",
              "| choice | A | B | task | decided after | decision then | interval then | configurations stored |",
              "|---|---|---|---|---|---|---|---|"]
@@ -174,7 +221,7 @@ def replay_markdown(tracked: list[Tracked], until: Until) -> str:
             lines.append(f"| {t.choice} | {t.a} | {t.b} | {t.task} | – | undecided | [{lo:.4f}, {hi:.4f}] | {t.n} |")
             continue
         lo, hi = float(t.sequence.lower[t.decided_at - 1]), float(t.sequence.upper[t.decided_at - 1])
-        then = decide(lo, hi, centre=t.centre, delta=t.delta)
+        then = t.decision if t.path is not None else decide(lo, hi, centre=t.centre, delta=t.delta)
         lines.append(f"| {t.choice} | {t.a} | {t.b} | {t.task} | {t.decided_at} | {then} | [{lo:.4f}, {hi:.4f}] "
                      f"| {t.n} |")
     decided = [t.decided_at for t in tracked if t.decided_at is not None]

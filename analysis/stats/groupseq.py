@@ -46,36 +46,56 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
-__all__ = ["SPENDING", "spent", "Boundaries", "boundaries", "crossing_probabilities", "constant_boundary",
-           "ShareBoundaries", "share_boundaries"]
+__all__ = ["SPENDING", "spent", "Boundaries", "boundaries", "one_sided_boundaries", "crossing_probabilities",
+           "constant_boundary", "ShareBoundaries", "share_boundaries", "futility_boundaries", "design_drift",
+           "inflation", "FUTILITY"]
 
-#: the spending functions :func:`spent` knows
+#: the spending functions :func:`spent` knows (a study's ``until.spending``)
 SPENDING = ("obf", "pocock")
+#: the futility side's beta spending: Hwang-Shih-DeCani with gamma -4 (little early,
+#: most after half the budget), which keeps the design's largest size within 1.1x the
+#: fixed design's up to 20 equally spaced looks (alpha OBF-type, beta 0.2; ``inflation``)
+FUTILITY = "hsd:-4"
 #: grid points per unit of z on the continuation region (odd counts for Simpson's rule)
 _DENSITY = 40
+#: the futility side's grid (its boundaries carry an estimated drift; a coarser grid moves them by < 0.002)
+_FUTILITY_DENSITY = 12
+#: the lower end of a one-sided design's continuation region (below it: probability < 1e-15)
+_FLOOR = -8.0
 
 
 def spent(t: float, alpha: float, kind: str = "obf") -> float:
-    """The two-sided level spent by information fraction ``t`` (clipped to [0, 1])."""
-    if kind not in SPENDING:
+    """The two-sided level spent by information fraction ``t`` (clipped to
+    [0, 1]); ``kind`` one of :data:`SPENDING`, or ``hsd:GAMMA`` (Hwang, Shih &
+    De Cani 1990: ``alpha (1 - e^(-gamma t)) / (1 - e^(-gamma))``, the
+    futility side's, :data:`FUTILITY`)."""
+    if kind not in SPENDING and not kind.startswith("hsd:"):
         raise ValueError(f"unknown spending function {kind!r}; known: {', '.join(SPENDING)}")
     t = min(max(float(t), 0.0), 1.0)
     if t == 0.0:
         return 0.0
+    if kind.startswith("hsd:"):
+        gamma = float(kind[4:])
+        return float(alpha * (1.0 - math.exp(-gamma * t)) / (1.0 - math.exp(-gamma))) if gamma else alpha * t
     if kind == "obf":                       # both sides, each spending its alpha / 2
         return float(2.0 * (2.0 - 2.0 * stats.norm.cdf(stats.norm.ppf(1.0 - alpha / 4.0) / math.sqrt(t))))
     return float(alpha * math.log(1.0 + (math.e - 1.0) * t))
 
 
-def _grid(c: float) -> tuple[np.ndarray, np.ndarray]:
-    """Points on [-c, c] and their Simpson weights."""
-    n = max(101, int(2 * c * _DENSITY) | 1)
-    z = np.linspace(-c, c, n)
+def _grid(low: float, high: float, density: int = _DENSITY) -> tuple[np.ndarray, np.ndarray]:
+    """Points on [``low``, ``high``] and their Simpson weights."""
+    n = max(101, int((high - low) * density) | 1)
+    z = np.linspace(low, high, n)
     w = np.ones(n)
     w[1:-1:2], w[2:-1:2] = 4.0, 2.0
     return z, w * (z[1] - z[0]) / 3.0
+
+
+def _pdf(x):
+    """The standard normal density (without scipy.stats' per-call overhead)."""
+    return np.exp(-0.5 * np.square(x)) / math.sqrt(2 * math.pi)
 
 
 class _Recursion:
@@ -84,8 +104,8 @@ class _Recursion:
     information fractions t, the score ``S = Z sqrt(t)`` has independent
     increments ``N(drift (t_k - t_j), t_k - t_j)``."""
 
-    def __init__(self, drift: float = 0.0) -> None:
-        self.drift = drift
+    def __init__(self, drift: float = 0.0, density: int = _DENSITY) -> None:
+        self.drift, self.density = drift, density
         self.info = 0.0
         self.z: np.ndarray | None = None     # grid of the last look's continuation region
         self.dens: np.ndarray | None = None  # sub-density times Simpson weights there
@@ -97,20 +117,27 @@ class _Recursion:
         mean = (self.z * math.sqrt(self.info) + self.drift * (info - self.info)) / math.sqrt(info)
         return mean, math.sqrt((info - self.info) / info)
 
-    def exit_probability(self, info: float, c: float) -> float:
-        """P(no crossing so far, ``|Z| >= c`` at information ``info``)."""
-        mean, sd = self._moments(info)
-        tails = stats.norm.sf((c - mean) / sd) + stats.norm.cdf((-c - mean) / sd)
-        return float(tails) if self.z is None else float(np.dot(self.dens, tails))
+    def _sum(self, values) -> float:
+        return float(values) if self.z is None else float(np.dot(self.dens, values))
 
-    def advance(self, info: float, c: float) -> None:
-        """Carry the sub-density to the continuation region ``|Z| < c`` at ``info``."""
-        z, w = _grid(c)
+    def above(self, info: float, c: float) -> float:
+        """P(no exit so far, ``Z >= c`` at information ``info``)."""
+        mean, sd = self._moments(info)
+        return self._sum(special.ndtr((mean - c) / sd))
+
+    def below(self, info: float, a: float) -> float:
+        """P(no exit so far, ``Z <= a`` at information ``info``)."""
+        mean, sd = self._moments(info)
+        return self._sum(special.ndtr((a - mean) / sd))
+
+    def advance(self, info: float, low: float, high: float) -> None:
+        """Carry the sub-density to the continuation region ``low < Z < high`` at ``info``."""
+        z, w = _grid(max(low, _FLOOR + self.drift * math.sqrt(info)), high, self.density)
         if self.z is None:
-            dens = stats.norm.pdf(z - self.drift * math.sqrt(info))
+            dens = _pdf(z - self.drift * math.sqrt(info))
         else:
             root, step = math.sqrt(info), math.sqrt(info - self.info)
-            kernel = stats.norm.pdf((z[:, None] * root - self.z[None, :] * math.sqrt(self.info)
+            kernel = _pdf((z[:, None] * root - self.z[None, :] * math.sqrt(self.info)
                                      - self.drift * (info - self.info)) / step)
             dens = kernel @ self.dens * root / step
         self.info, self.z, self.dens = info, z, dens * w
@@ -132,19 +159,39 @@ def boundaries(fractions, alpha: float = 0.05, kind: str = "obf") -> Boundaries:
     """The boundary of each look at the information ``fractions`` reached
     (increasing, the last may be 1: the budget). A look that may spend
     nothing new (a repeated fraction) gets an infinite boundary."""
+    return _solve(fractions, alpha, kind, one_sided=False)
+
+
+def one_sided_boundaries(fractions, level: float = 0.2, kind: str = "obf") -> Boundaries:
+    """One-sided boundaries ``Z_k >= c_k`` whose first crossing has
+    probability ``level`` in all under a zero drift, spent by the same
+    function (each look spends what one side of a two-sided design of level
+    ``2 level`` spends). The futility side of :mod:`analysis.stats.spending`.
+
+    >>> [round(c, 3) for c in one_sided_boundaries([0.5, 1.0], 0.025, "obf").z]
+    [2.963, 1.969]
+    """
+    return _solve(fractions, level, kind, one_sided=True)
+
+
+def _solve(fractions, alpha: float, kind: str, *, one_sided: bool) -> Boundaries:
     fractions = tuple(float(f) for f in fractions)
     if not fractions or any(b < a for a, b in zip(fractions, fractions[1:])) or fractions[0] <= 0 \
             or fractions[-1] > 1 + 1e-12:
         raise ValueError(f"information fractions must increase within (0, 1]: {fractions}")
     rec, zs, cum, before = _Recursion(), [], [], 0.0
     for t in fractions:
-        target = spent(t, alpha, kind) - before
-        cum.append(spent(t, alpha, kind))
+        total = spent(t, 2 * alpha, kind) / 2 if one_sided else spent(t, alpha, kind)
+        target = total - before
+        cum.append(total)
         if target <= 1e-15 or (rec.z is not None and t <= rec.info + 1e-12):
             zs.append(math.inf)
             continue
-        c = optimize.brentq(lambda c: rec.exit_probability(t, c) - target, 1e-6, 40.0, xtol=1e-10)
-        rec.advance(t, c)
+        def exit_(c: float) -> float:
+            return rec.above(t, c) + (0.0 if one_sided else rec.below(t, -c))
+
+        c = optimize.brentq(lambda c: exit_(c) - target, 1e-6, 40.0, xtol=1e-10)
+        rec.advance(t, -math.inf if one_sided else -c, c)
         zs.append(float(c))
         before += target
     return Boundaries(fractions, tuple(zs), tuple(cum), alpha, kind)
@@ -159,9 +206,74 @@ def crossing_probabilities(fractions, z, drift: float = 0.0) -> np.ndarray:
         if not math.isfinite(c):
             probs.append(0.0)                 # nothing may cross here; the next look starts from the last
             continue
-        probs.append(rec.exit_probability(t, c))
-        rec.advance(t, c)
+        probs.append(rec.above(t, c) + rec.below(t, -c))
+        rec.advance(t, -c, c)
     return np.array(probs)
+
+
+def futility_boundaries(fractions, upper, drift: float, beta: float = 0.2, kind: str = FUTILITY
+                        ) -> tuple[float, ...]:
+    """Futility boundaries ``a_k`` (stop when ``Z_k <= a_k``; ``-inf``: none
+    at that look) for a design whose efficacy boundaries are ``upper`` and
+    whose Z has mean ``drift`` at full information under the alternative:
+    beta spent over the looks (the spending function of one side of a level
+    ``2 beta`` design), each look's ``a_k`` solved so that the first exit
+    below it under the alternative has the increment's probability (the
+    upper exits taken out first, Jennison & Turnbull ch. 4). Where the
+    increment cannot be spent below ``c_k`` the two boundaries meet.
+    Non-binding: the efficacy boundaries are computed without them, so
+    ignoring a futility stop never raises the level."""
+    return _futility(fractions, upper, drift, beta, kind)[0]
+
+
+def _futility(fractions, upper, drift: float, beta: float, kind: str) -> tuple[tuple[float, ...], float]:
+    """:func:`futility_boundaries` and, at the last look, P(no exit before, Z <= c) less what is left to spend."""
+    rec, out, before, gap = _Recursion(drift, _FUTILITY_DENSITY), [], 0.0, 0.0
+    for t, c in zip(fractions, upper):
+        target = spent(t, 2 * beta, kind) / 2 - before
+        if not math.isfinite(c) or target <= 1e-15 or (rec.z is not None and t <= rec.info + 1e-12):
+            out.append(-math.inf)
+            if math.isfinite(c) and not (rec.z is not None and t <= rec.info + 1e-12):
+                rec.advance(t, -math.inf, c)
+            continue
+        gap = rec.below(t, c) - target
+        if gap <= 0:
+            a = c                                                  # the boundaries meet: the last look's rule
+        else:
+            a = optimize.brentq(lambda a: rec.below(t, a) - target, _FLOOR + drift * math.sqrt(t) - 2, c,
+                                xtol=1e-10)
+        before += rec.below(t, a)
+        rec.advance(t, a, c)
+        out.append(float(a))
+    return tuple(out), gap
+
+
+def design_drift(fractions, alpha: float = 0.05, beta: float = 0.2, kind: str = "obf",
+                 futility: str = FUTILITY) -> float:
+    """The mean of Z at full information for which the futility boundaries
+    meet the efficacy boundary at the last look (fraction 1): the design's
+    drift. A fixed design's is ``z_{1-alpha/2} + z_{1-beta}``; their ratio
+    squared is the design's largest size as a multiple of the fixed one
+    (:func:`inflation`)."""
+    fractions = tuple(fractions)
+    upper = boundaries(fractions, alpha, kind).z
+
+    def gap(drift: float) -> float:
+        return _futility(fractions, upper, drift, beta, futility)[1]
+
+    return float(optimize.brentq(gap, 0.1, 15.0, xtol=1e-8))
+
+
+def inflation(looks: int, alpha: float = 0.05, beta: float = 0.2, kind: str = "obf",
+              futility: str = FUTILITY) -> float:
+    """The design's largest size over the fixed design's, for ``looks`` equally spaced looks.
+
+    >>> round(inflation(1), 4), round(inflation(10), 3)
+    (1.0, 1.072)
+    """
+    fractions = [(k + 1) / looks for k in range(looks)]
+    fixed = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(1 - beta)
+    return float((design_drift(fractions, alpha, beta, kind, futility) / fixed) ** 2)
 
 
 def constant_boundary(looks: int, alpha: float = 0.05, kind: str = "obf") -> list[float]:

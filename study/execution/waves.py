@@ -69,7 +69,10 @@ class WavesSummary:
 
 def wave_size(space, num_cpus: int | None) -> int:
     """Configurations per wave: ``until.wave``, or (auto) enough to give
-    every CPU slot two trials."""
+    every CPU slot two trials (``method: spending``: its looks, the same on
+    every machine, :meth:`study.spec.until.Until.spending_wave`)."""
+    if space.until.method == "spending":
+        return space.until.spending_wave(space.samples, space.trials_per_config)
     if space.until.wave:
         return space.until.wave
     per_config = space.trials_per_config

@@ -10,13 +10,19 @@ the two through :mod:`study.execution.waves`' policy interface).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Until", "parse_until", "UNTIL_KEYS", "FAMILY_RANGES"]
+__all__ = ["Until", "parse_until", "look_schedule", "UNTIL_KEYS", "FAMILY_RANGES", "SPENDING_FUNCTIONS",
+           "SPENDING_LOOKS"]
 
 UNTIL_KEYS = ("decide", "statistic", "delta", "confidence", "method", "range", "budget", "wave", "lever",
-              "claims")
+              "claims", "spending", "power")
+#: ``until.spending``: the alpha-spending functions of ``method: spending``
+SPENDING_FUNCTIONS = ("obf", "pocock")
+#: ``method: spending`` with ``wave: auto`` looks about this many times (the first wave, then equal waves)
+SPENDING_LOOKS = 10
 BUDGET_KEYS = ("samples", "trials", "hours")
 #: the bounds of a family's test score (accuracy, F1), the default ``range`` of ``method: exact``
 FAMILY_RANGES = {"tagger": (0.0, 1.0), "transformer": (0.0, 1.0), "sentence": (0.0, 1.0)}
@@ -39,6 +45,8 @@ class Until:
     budget_hours: float | None = None
     wave: int = 0
     lever: str = "fixed"
+    spending: str = "obf"
+    power: float = 0.8
 
     def sample_cap(self, trials_per_config: int) -> int | None:
         """The most configurations the samples and trials budgets allow (None: neither is set).
@@ -51,6 +59,24 @@ class Until:
                 if c is not None]
         return min(caps) if caps else None
 
+    def spending_wave(self, samples: int, trials_per_config: int) -> int:
+        """``method: spending``'s configurations per wave: ``wave``, or (auto)
+        the budget after the first wave in :data:`SPENDING_LOOKS` − 1 equal
+        waves; the same on every machine, so a resume looks where the run did.
+
+        >>> Until(decide=("c",), method="spending", budget_samples=100).spending_wave(10, 4)
+        10
+        """
+        if self.wave:
+            return self.wave
+        cap = self.sample_cap(trials_per_config) or samples
+        return max(1, math.ceil((cap - samples) / (SPENDING_LOOKS - 1)))
+
+    def looks(self, samples: int, trials_per_config: int) -> list[int]:
+        """``method: spending``'s looks: the configurations run at each (:func:`look_schedule`)."""
+        cap = self.sample_cap(trials_per_config) or samples
+        return look_schedule(samples, self.spending_wave(samples, trials_per_config), cap)
+
     @property
     def alpha(self) -> float:
         """1 - confidence: the chance of any false decision, over every sequence and look."""
@@ -62,7 +88,22 @@ class Until:
                 "confidence": self.confidence, "method": self.method,
                 "range": None if self.range is None else list(self.range),
                 "budget": {"samples": self.budget_samples, "trials": self.budget_trials, "hours": self.budget_hours},
-                "wave": self.wave or "auto", "lever": self.lever}
+                "wave": self.wave or "auto", "lever": self.lever,
+                **({"spending": self.spending, "power": self.power} if self.method == "spending" else {})}
+
+
+def look_schedule(first: int, wave: int, cap: int) -> list[int]:
+    """Configurations run at each look: the first wave, then ``wave`` more at a time, the last at ``cap``.
+
+    >>> look_schedule(4, 3, 12)
+    [4, 7, 10, 12]
+    """
+    looks, n = [], min(first, cap)
+    while True:
+        looks.append(n)
+        if n >= cap:
+            return looks
+        n = min(n + max(1, wave), cap)
 
 
 def _positive(v, value: Any, key: str) -> float:
@@ -100,7 +141,15 @@ def parse_until(v, value: Any, *, family: str, samples: int, compare, trials_per
     confidence = float(v.number(m.get("confidence", 0.95), "until.confidence"))
     if not 0 < confidence < 1:
         v.fail("until.confidence", f"{confidence!r} is not inside (0, 1).", "Write it as 0.95, not 95.")
-    method = v.one_of(m.get("method", "exact"), "until.method", ("exact", "asymptotic"))
+    method = v.one_of(m.get("method", "exact"), "until.method", ("exact", "asymptotic", "spending"))
+    spending = v.one_of(m.get("spending", "obf"), "until.spending", SPENDING_FUNCTIONS)
+    power = float(v.number(m.get("power", 0.8), "until.power"))
+    if not 0.5 <= power < 1:
+        v.fail("until.power", f"{power!r} is not inside [0.5, 1).", "Write it as 0.8, not 80.")
+    for key in ("spending", "power"):
+        if key in m and method != "spending":
+            v.fail(f"until.{key}", f"only method: spending reads it (method is {method}).",
+                   f"Remove until.{key}, or set until.method: spending.")
     bounds: tuple[float, float] | None = None
     if "range" in m:
         r = m["range"]
@@ -130,6 +179,10 @@ def parse_until(v, value: Any, *, family: str, samples: int, compare, trials_per
     if need_budget and b_samples is None and b_trials is None and b_hours is None:
         v.fail("until.budget", "no budget is set: an undecided comparison would run for ever.",
                "Give at least one of until.budget.samples, .trials or .hours.")
+    if method == "spending" and need_budget and b_samples is None and b_trials is None:
+        v.fail("until.budget", "method: spending spends its level over the budget's configurations, and no "
+               "configuration budget is set.", "Give until.budget.samples (or .trials); `seedsweep plan` "
+               "recommends one for power 0.8 at the margin.")
     wave = m.get("wave", "auto")
     wave = 0 if wave == "auto" else v.integer(wave, "until.wave", minimum=1)
     lever = v.one_of(m.get("lever", "fixed"), "until.lever", ("fixed", "auto"))
@@ -141,4 +194,4 @@ def parse_until(v, value: Any, *, family: str, samples: int, compare, trials_per
                "Remove until.claims; the claims are still judged in the report.")
     return Until(decide=tuple(decide), statistic=statistic, delta=delta, confidence=confidence, method=method,
                  range=bounds, budget_samples=b_samples, budget_trials=b_trials, budget_hours=b_hours, wave=wave,
-                 lever=lever)
+                 lever=lever, spending=spending, power=power)

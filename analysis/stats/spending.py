@@ -1,0 +1,233 @@
+"""Group-sequential decisions within a budget: ``until: {method: spending}``
+(DESIGN.md, "Adaptive studies").
+
+A study whose budget caps its configurations looks at the end of each wave
+(the configurations complete so far, ``n_k``); the **information fraction**
+of a look is ``n_k`` over the budget's configurations. At each look:
+
+* **A better / B better** (efficacy, the study's alpha split over its
+  sequences): the level is spent over the fractions reached by an
+  O'Brien-Fleming-type (default) or Pocock-type function
+  (:mod:`analysis.stats.groupseq`). On the win share the test is the exact
+  sign test: the wins among the configurations that are not ties against
+  the exact binomial boundaries. On the mean difference it is the paired
+  t statistic, turned into a normal score of the same tail probability
+  (Jennison & Turnbull 2000, sec. 3.8: the variance is estimated afresh at
+  each look from every unit so far, and the t-to-z step keeps each look's
+  level exact for normal differences).
+* **futile** (the futility side, non-binding): beta (1 − ``power``) is spent
+  by the Hwang-Shih-DeCani function (gamma −4) under the alternative that
+  the true effect is ±delta, with the upper exits taken out first; the study
+  stops as futile when ``|Z_k|`` falls at or below that boundary, that is when
+  an effect of delta would have been unlikely to look like this. Its error
+  is the chance of stopping as futile when the effect is delta (at most
+  beta), **not** the study's alpha: "futile" is not a claim of equivalence
+  at the study's confidence. The drift under the alternative is estimated at
+  each look (the mean's spread so far, the share of configurations that
+  are not ties) and rounded to 0.05 (far finer than its estimate's own error). Because the efficacy boundaries are
+  computed without it, ignoring a futility stop never raises the level.
+
+At the budget's last look (fraction 1) the futility boundary meets the
+efficacy one when the budget is the design's size (:func:`design_configurations`,
+what ``seedsweep plan`` recommends), so every comparison is decided there.
+A look at an unplanned fraction (a short wave, failed configurations, a
+resume) spends by the fraction reached. The interval shown beside each
+decision is the repeated confidence interval (Jennison & Turnbull ch. 9) at
+the look's efficacy boundary: on the mean, the estimate ± the t quantile
+of the boundary's tail times its standard error; on the win share (among
+the configurations that are not ties), the normal approximation ± c_k/(2
+sqrt(m_k)); the decisions come from the tests, not from the interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+from scipy import stats
+
+from study.spec.until import look_schedule
+
+from .groupseq import FUTILITY, boundaries, design_drift, futility_boundaries, share_boundaries
+
+__all__ = ["SpendingPath", "spending_path", "look_counts", "look_schedule", "design_configurations", "FUTILE",
+           "MIN_MEAN_UNITS"]
+
+#: the decision of a futility stop
+FUTILE = "futile"
+#: the mean's t statistic needs this many units at a look (fewer: the look decides nothing)
+MIN_MEAN_UNITS = 3
+
+
+def look_counts(labels, looks: list[int]) -> list[int]:
+    """Units counted at each look: those whose configuration (``c00012`` → 12)
+    is below the look's configurations run (labels that are not
+    configuration ids: their position in the stored order).
+
+    >>> look_counts(["c00000", "c00001", "c00003"], [2, 4])
+    [2, 3]
+    """
+    numbers = []
+    for i, label in enumerate(labels):
+        text = str(label)
+        numbers.append(int(text[1:]) if text[:1] == "c" and text[1:].isdigit() else i)
+    numbers_ = np.asarray(numbers, dtype=int)
+    return [int((numbers_ < n).sum()) for n in looks]
+
+
+@dataclass(frozen=True)
+class SpendingPath:
+    """One sequence's looks: units counted, information fractions, the
+    estimate, the repeated confidence interval and the decision at each look
+    (the first decision is held); ``decided_look`` is its index or None."""
+
+    counts: tuple[int, ...]
+    fractions: tuple[float, ...]
+    estimate: tuple[float, ...]
+    lower: tuple[float, ...]
+    upper: tuple[float, ...]
+    decisions: tuple[str, ...]
+    decided_look: int | None
+
+    @property
+    def decision(self) -> str:
+        """The decision after the last look ('undecided' before any)."""
+        return self.decisions[-1] if self.decisions else "undecided"
+
+    def per_unit(self, n: int, before: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
+        """The interval after each of ``n`` units: the last look's at or before it (``before``: none yet)."""
+        lower, upper = np.full(n, before[0]), np.full(n, before[1])
+        for count, lo, hi in zip(self.counts, self.lower, self.upper):
+            lower[count - 1:] = lo
+            upper[count - 1:] = hi
+        return lower, upper
+
+
+@lru_cache(maxsize=4096)
+def _efficacy(fractions: tuple[float, ...], alpha: float, kind: str) -> tuple[float, ...]:
+    return boundaries(fractions, alpha, kind).z
+
+
+@lru_cache(maxsize=4096)
+def _share_efficacy(fractions: tuple[float, ...], decided: tuple[int, ...], alpha: float, kind: str):
+    return share_boundaries(fractions, decided, alpha, kind)
+
+
+@lru_cache(maxsize=65536)
+def _futility(fractions: tuple[float, ...], upper: tuple[float, ...], drift: float, beta: float
+              ) -> tuple[float, ...]:
+    return futility_boundaries(fractions, upper, drift, beta, FUTILITY)
+
+
+def _rounded(drift: float) -> float:
+    """The drift to 0.05, so that looks of many sequences share their futility boundaries."""
+    return round(drift * 20) / 20
+
+
+def _t_to_z(t: float, df: int) -> float:
+    """The normal score with the t statistic's upper tail probability."""
+    return float(stats.norm.isf(stats.t.sf(t, df))) if t >= 0 else -float(stats.norm.isf(stats.t.cdf(t, df)))
+
+
+def spending_path(values, counts: list[int], cap: int, *, statistic: str, alpha: float, delta: float,
+                  power: float = 0.8, kind: str = "obf") -> SpendingPath:
+    """The looks of one tracked sequence: ``values`` its units in order (win
+    units 1 / ½ / 0, or mean differences, oriented so that > 0 is A better),
+    ``counts`` the units counted at each look (non-decreasing), ``cap`` the
+    budget's configurations, ``alpha`` this sequence's share of the level."""
+    values = np.asarray(values, dtype=float)
+    used: list[int] = []
+    for c in counts:                              # a look with no new unit spends nothing and decides nothing
+        if c > 0 and (not used or c > used[-1]):
+            used.append(int(c))
+    if not used or cap < 1:
+        return SpendingPath((), (), (), (), (), (), None)
+    fractions = tuple(min(1.0, c / cap) for c in used)
+    upper_z = _efficacy(fractions, alpha, kind)
+    looks = (_share_looks(values, used, fractions, cap, alpha, delta, kind, upper_z) if statistic == "share"
+             else _mean_looks(values, used, cap, delta, upper_z))
+    out_dec, held, decided_look = [], None, None
+    for k, look in enumerate(looks):
+        if held is None and look.z is not None:
+            held = look.efficacy
+            if held is None and look.drift is not None:
+                a = _futility(fractions[:k + 1], upper_z[:k + 1], look.drift, round(1.0 - power, 10))[k]
+                held = FUTILE if math.isfinite(a) and abs(look.z) <= a else None
+            decided_look = k if held is not None else None
+        out_dec.append(held or "undecided")
+    return SpendingPath(tuple(used), fractions, tuple(x.estimate for x in looks), tuple(x.lower for x in looks),
+                        tuple(x.upper for x in looks), tuple(out_dec), decided_look)
+
+
+@dataclass(frozen=True)
+class _Look:
+    """One look's statistic: the estimate and its interval, the normal score
+    (None: the look cannot decide), the efficacy decision, the drift under
+    the alternative (None: no futility side)."""
+
+    estimate: float
+    lower: float
+    upper: float
+    z: float | None
+    efficacy: str | None
+    drift: float | None
+
+
+def _share_looks(values, used, fractions, cap, alpha, delta, kind, upper_z) -> list[_Look]:
+    """The win share's looks: exact sign-test boundaries on the wins among the configurations that are not ties."""
+    wins, ties = np.cumsum(values == 1.0), np.cumsum(values == 0.5)
+    m = tuple(int(c - ties[c - 1]) for c in used)
+    exact = _share_efficacy(fractions, m, alpha, kind)
+    out = []
+    for k, c in enumerate(used):
+        mk, wk = m[k], int(wins[c - 1])
+        if not mk:
+            out.append(_Look(0.5, 0.0, 1.0, None, None, None))
+            continue
+        p = wk / mk
+        half = upper_z[k] / (2 * math.sqrt(mk)) if math.isfinite(upper_z[k]) else math.inf
+        efficacy = ("A better" if wk >= exact.upper[k] else
+                    "B better" if exact.lower[k] >= 0 and wk <= exact.lower[k] else None)
+        drift = _rounded(2 * delta * math.sqrt(cap * mk / c)) if delta > 0 else None
+        out.append(_Look(p, max(0.0, p - half), min(1.0, p + half), (wk - mk / 2) / math.sqrt(mk / 4), efficacy,
+                         drift))
+    return out
+
+
+def _mean_looks(values, used, cap, delta, upper_z) -> list[_Look]:
+    """The mean difference's looks: the paired t statistic as a normal score of the same tail probability."""
+    out = []
+    for k, c in enumerate(used):
+        x = values[:c]
+        mean = float(x.mean())
+        sd = float(x.std(ddof=1)) if c > 1 else 0.0
+        if c < MIN_MEAN_UNITS or sd <= 0 or not math.isfinite(upper_z[k]):
+            out.append(_Look(mean, -math.inf, math.inf, None, None, None))
+            continue
+        se = sd / math.sqrt(c)
+        quantile = float(stats.t.isf(stats.norm.sf(upper_z[k]), c - 1))
+        z = _t_to_z(mean / se, c - 1)
+        efficacy = "A better" if z >= upper_z[k] else "B better" if z <= -upper_z[k] else None
+        drift = _rounded(delta * math.sqrt(cap) / sd) if delta > 0 else None
+        out.append(_Look(mean, mean - quantile * se, mean + quantile * se, z, efficacy, drift))
+    return out
+
+
+def design_configurations(fixed: int, looks: list[int] | None = None, *, alpha: float = 0.05, power: float = 0.8,
+                          kind: str = "obf") -> int:
+    """The budget (configurations) at which the spending design has ``power``
+    at the effect a fixed design of ``fixed`` configurations is sized for:
+    the fixed size times the squared ratio of the design's drift to the fixed
+    design's (:func:`analysis.stats.groupseq.design_drift`), at the looks'
+    fractions of the budget (``looks``: configurations at each look, the last
+    the budget; None: 10 equally spaced).
+
+    >>> design_configurations(100)
+    108
+    """
+    fractions = [(k + 1) / 10 for k in range(10)] if looks is None else [c / looks[-1] for c in looks]
+    drift = design_drift(fractions, alpha, 1.0 - power, kind)
+    ratio = (drift / (stats.norm.isf(alpha / 2) + stats.norm.isf(1.0 - power))) ** 2
+    return int(math.ceil(fixed * ratio))

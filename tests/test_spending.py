@@ -1,0 +1,156 @@
+"""``until: {method: spending}``: group-sequential decisions within a budget.
+
+The oracles are simulations (a different method from the code's numerical
+integration): the level at irregular looks, the futility side's error, the
+design's power and its cost against the fixed design; and an end-to-end
+synthetic study through the engine's waves."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+import numpy as np
+import pytest
+
+import analysis
+from analysis.stats.groupseq import boundaries, design_drift, futility_boundaries
+from analysis.stats.planning import fixed_configurations
+from analysis.stats.spending import FUTILE, design_configurations, look_counts, spending_path
+from study.spec.spacefile import parse_space
+from study.spec.until import look_schedule
+from tests.test_adaptive import STUDY, seedsweep
+
+ALPHA, REPS = 0.05, 2000
+#: the largest rate a level-alpha rule may show in REPS replications (alpha + 3 standard errors)
+CEILING = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / REPS)
+
+
+def irregular_counts(rng, cap: int) -> list[int]:
+    """Looks at waves of random size: a first wave of 6-15 configurations, then 3-12 at a time, up to ``cap``."""
+    counts = [int(rng.integers(6, 16))]
+    while counts[-1] < cap:
+        counts.append(min(cap, counts[-1] + int(rng.integers(3, 13))))
+    return counts
+
+
+def units(rng, statistic: str, effect: float, n: int) -> np.ndarray:
+    """Oriented units (> 0: A better): normal mean differences, or win units with 20 % ties."""
+    if statistic == "mean":
+        return effect + rng.standard_normal(n)
+    u = rng.random(n)
+    tie = rng.random(n) < 0.2
+    return np.where(tie, 0.5, (u < 0.5 + effect).astype(float))
+
+
+@pytest.mark.parametrize("statistic, delta", [("mean", 0.5), ("share", 0.1)])
+def test_the_level_holds_at_irregular_looks_for_a_null_and_an_effect_inside_the_margin(statistic, delta):
+    """2,000 replications per case, each with waves of random size (one of
+    40 random schedules; budget 80 configurations): with no effect, a 'better' declaration of
+    either side is false; with the effect at −delta/2 (inside the margin,
+    B ahead), 'A better' is false. Both rates stay within alpha + 3 SE."""
+    rng = np.random.default_rng(43)
+    cap = 80
+    schedules = [irregular_counts(rng, cap) for _ in range(40)]    # (each computed once: a cache's hits)
+    for effect, false in ((0.0, {"A better", "B better"}), (-delta / 2, {"A better"})):
+        wrong = futile = 0
+        for _ in range(REPS):
+            counts = schedules[int(rng.integers(len(schedules)))]
+            path = spending_path(units(rng, statistic, effect, cap), counts, cap, statistic=statistic,
+                                 alpha=ALPHA, delta=delta)
+            wrong += path.decision in false
+            futile += path.decision == FUTILE
+        assert wrong / REPS <= CEILING, (statistic, effect, wrong / REPS)
+        if effect == 0.0:
+            assert futile > 0, "the futility side never stopped a null study"
+
+
+def test_the_futility_side_spends_beta_under_the_alternative_by_simulation():
+    """At the design's drift the futility boundaries meet the efficacy
+    boundary at the last look, and a simulated Z path (drift per look, no
+    numerical integration) exits through futility with probability beta."""
+    fractions = [0.2, 0.4, 0.6, 0.8, 1.0]
+    upper = boundaries(fractions, ALPHA, "obf").z
+    drift = design_drift(fractions, ALPHA, 0.2)
+    lower = futility_boundaries(fractions, upper, drift, 0.2)
+    assert lower[-1] == pytest.approx(upper[-1], abs=1e-6)
+    assert all(a < c for a, c in zip(lower[:-1], upper[:-1]))
+    rng = np.random.default_rng(7)
+    steps = np.diff([0.0, *fractions])
+    z = np.cumsum(rng.standard_normal((40000, 5)) * np.sqrt(steps) + drift * steps, axis=1) / np.sqrt(fractions)
+    out = (z >= np.array(upper)) | (z <= np.array(lower))
+    first = out.argmax(axis=1)
+    at = z[np.arange(len(z)), first]
+    futile = float((at <= np.array(lower)[first]).mean())
+    assert futile == pytest.approx(0.2, abs=3 * math.sqrt(0.2 * 0.8 / 40000))
+
+
+def test_the_design_budget_has_its_power_and_costs_less_than_the_fixed_design():
+    """Normal differences (sd 1), margin 0.5: the fixed paired design needs
+    32 configurations; the spending design's budget (what ``plan``
+    recommends) is at most 1.1x that. At an effect of delta its power is
+    >= 0.8 (within 3 SE) and its median size <= 0.85x the fixed design; at 2
+    delta <= 0.5x; at 0 it stops before the budget in most replications."""
+    fixed = fixed_configurations(np.array([1.0, -1.0] * 50) * math.sqrt(100 / 99), statistic="mean", delta=0.5,
+                                 alpha=ALPHA)
+    budget = design_configurations(fixed)
+    assert budget <= 1.1 * fixed, (budget, fixed)
+    first = 4
+    counts = look_schedule(first, math.ceil((budget - first) / 9), budget)
+    rng = np.random.default_rng(11)
+    for factor in (0, 1, 2):
+        sizes, right = [], 0
+        for _ in range(REPS):
+            path = spending_path(factor * 0.5 + rng.standard_normal(budget), counts, budget, statistic="mean",
+                                 alpha=ALPHA, delta=0.5)
+            at = path.decided_look
+            sizes.append(path.counts[at] if at is not None else budget)
+            right += path.decision == "A better"
+        sizes_ = np.array(sizes)
+        if factor == 0:
+            assert (sizes_ < budget).mean() > 0.5
+        elif factor == 1:
+            assert right / REPS >= 0.8 - 3 * math.sqrt(0.16 / REPS), right / REPS
+            assert np.median(sizes_) <= 0.85 * fixed, (np.median(sizes_), fixed)
+        else:
+            assert np.median(sizes_) <= 0.5 * fixed, (np.median(sizes_), fixed)
+
+
+def test_looks_count_the_units_of_the_configurations_run_by_then():
+    assert look_counts(["c00000", "c00002", "c00005"], [2, 4, 6]) == [1, 2, 3]
+    assert look_counts(["x", "y", "z"], [1, 3]) == [1, 3]                 # imported rows: their stored order
+    path = spending_path(np.ones(12), [4, 4, 8, 12], 12, statistic="share", alpha=ALPHA, delta=0.1)
+    assert path.counts == (4, 8, 12), "a look with no new unit spends nothing"
+
+
+def test_a_spending_study_runs_its_looks_and_stops_with_the_decision(tmp_path):
+    """CRF wins every configuration: the exact sign test under O'Brien-Fleming
+    spending cannot decide at 4 or 8 of the 40 budgeted configurations (the
+    level spent there is below 2 / 2^8) and decides 'B better' at a later
+    look; the waves are the method's own (the budget after the first wave in
+    9 equal waves), and the Decisions table says how it decided."""
+    text = re.sub(r"until: .*", "until: {budget: {samples: 40}, method: spending}", STUDY) \
+        .replace("epoch_seconds: 0.4", "epoch_seconds: 0.0")
+    space = tmp_path / "spending.yaml"
+    space.write_text(text)
+    until = parse_space(text, "s.yaml").until
+    assert until.looks(4, 2) == [4, 8, 12, 16, 20, 24, 28, 32, 36, 40]
+    out = tmp_path / "out"
+    r = seedsweep("run", str(space), "--out", str(out), "--num-cpus", "2",
+                  env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert r.returncode == 0, r.stderr
+    assert "wave at 4 configurations: 0 of 1 decided" in r.stderr
+    assert "wave at 8 configurations: 0 of 1 decided" in r.stderr
+    stop = re.search(r"stopped after (\d+) configurations: every comparison decided", r.stderr)
+    assert stop, r.stderr
+    n = int(stop.group(1))
+    # the oracle: the first look whose exact two-sided sign-test tail (all wins) is within the level spent so far
+    from analysis.stats.groupseq import spent
+    expected = next(k for k in until.looks(4, 2) if 2 * 0.5 ** k <= spent(k / 40, ALPHA, "obf"))
+    assert n == expected, (n, expected)
+    assert f"| classifier | softmax | crf | synthetic | {n} |" in r.stdout and f"| B better | {n} |" in r.stdout
+    assert "Group-sequential (method: spending, O'Brien-Fleming-type alpha spending)" in r.stdout
+    df = analysis.load(out)
+    wide = df.pivot(index="config_id", columns="option", values="test_score")
+    assert (wide["crf"] > wide["softmax"]).all() and len(wide) == n
