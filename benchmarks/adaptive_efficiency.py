@@ -1,19 +1,34 @@
-"""Adaptive against fixed: the trials an ``until:`` study spends to decide, beside a fixed design.
+"""Adaptive against fixed: the trials an ``until:`` study spends to decide, beside the fixed design of the same statistic.
 
 A simulation of the synthetic family's paired differences (no training): a
 configuration's difference between options A and B is theta + v_c plus the
 mean over k seeds of (e_A - e_B), with v_c ~ N(0, sd_config) (how much the
 options' gap changes with the other hyperparameters: a few points) and e ~
-N(0, sd_seed) per trial (seed noise: about a point). The fixed design is the
-paired t-test's size for power 0.8 at the smallest effect worth detecting
-(delta, two-sided, alpha 0.05); the adaptive study looks after every
-configuration from the first and stops at the first decision of
-:mod:`analysis.stats.decisions`' rules (alpha 0.05, one sequence). Per true effect
-delta, 2 delta, 4 delta and per method: the median trials to a decision, the
-share of replications decided within the budget and the share decided
-correctly ("A better")::
+N(0, sd_seed) per trial (seed noise: about a point). delta is the smallest
+effect worth detecting on the mean; on the win share the same effect is
+the share Phi(delta / sd_d) - 1/2 above one half.
 
-    .venv/bin/python benchmarks/adaptive_efficiency.py --json benchmarks/results/adaptive_efficiency-2026-12-03.json
+The study runs as the engine runs it: a first wave of ``--first``
+configurations, then waves (``--wave`` for the confidence sequences; for
+``method: spending`` its own: the budget after the first wave in 9 equal
+waves), and decides only at the end of a wave. Methods:
+
+* share, exact (betting): the default ``until:`` (margin 0.05), budget ``--budget``;
+* mean, asymptotic: margin delta, budget ``--budget``;
+* share, spending / mean, spending: ``method: spending`` (O'Brien-Fleming-type
+  alpha, futility under the alternative of delta), with the budget ``seedsweep
+  plan`` recommends for power 0.8 at delta (:func:`recommend_budget`: from the
+  normal theory's size up to the first whose simulated power is 0.8; here
+  simulated from the model with another seed than the table's).
+
+The fixed designs: a sign test (win share) and a paired t-test (mean), each
+sized for power 0.8 at delta, two-sided alpha 0.05. Per true effect 0,
+delta/2, delta, 2 delta, 4 delta and method: the median and 90th percentile
+trials to a decision (the budget where none), the share of replications
+deciding 'A better' (the power; at 0 a false declaration), the share stopped
+before the budget, and the median against the fixed design of its statistic::
+
+    .venv/bin/python benchmarks/adaptive_efficiency.py --json benchmarks/results/adaptive_efficiency-2026-12-04.json
 """
 
 from __future__ import annotations
@@ -23,6 +38,7 @@ import json
 import math
 import platform
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,19 +47,34 @@ from scipy import stats
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from analysis.stats.sequential import asymptotic_cs, betting_cs, bounded_cs, decide, share_units  # noqa: E402
+from analysis.stats.planning import fixed_configurations as planned  # noqa: E402
+from analysis.stats.sequential import asymptotic_cs, betting_cs, decide, share_units  # noqa: E402
+from analysis.stats.spending import recommend_budget, spending_looks, spending_path  # noqa: E402
+from study.spec.until import look_schedule  # noqa: E402
 
-METHODS = {   # name -> (sequence of the units, centre, margin)
-    "share, exact (betting)": (lambda d, a: betting_cs(share_units(d, np.zeros_like(d)), a), 0.5, 0.05),
-    "mean, asymptotic": (lambda d, a: asymptotic_cs(d, a), 0.0, None),
-    "mean, exact on [0, 1] scores": (lambda d, a: bounded_cs(d, a, -1.0, 1.0), 0.0, None),
-}
+ALPHA = 0.05
+FACTORS = (0, 0.5, 1, 2, 4)
 
 
-def fixed_configurations(delta: float, sd_d: float, alpha: float = 0.05, power: float = 0.8) -> int:
-    """Paired configurations a t-test needs for ``power`` at ``delta`` (normal approximation, rounded up)."""
-    z = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power)
-    return math.ceil((z * sd_d / delta) ** 2)
+def fixed_sizes(delta: float, sd_d: float) -> dict[str, int]:
+    """The fixed designs' configurations for power 0.8 at delta: a paired t-test on the mean, a sign test on the share."""
+    share = stats.norm.cdf(delta / sd_d) - 0.5
+    unit = np.array([1.0, -1.0] * 50) * sd_d * math.sqrt(99 / 100)           # a pilot of sd sd_d
+    return {"mean": planned(unit, statistic="mean", delta=delta, alpha=ALPHA),
+            "share": planned(unit, statistic="share", delta=share, alpha=ALPHA), "share_delta": share}
+
+
+def sequence_stop(units: np.ndarray, looks: list[int], method: str, delta: float) -> tuple[int | None, str]:
+    """(configurations at the first wave end that decides, the decision) for a confidence sequence."""
+    if method == "share, exact (betting)":
+        cs, centre, margin = betting_cs(share_units(units, np.zeros_like(units)), ALPHA), 0.5, 0.05
+    else:
+        cs, centre, margin = asymptotic_cs(units, ALPHA), 0.0, delta
+    for n in looks:
+        d = decide(float(cs.lower[n - 1]), float(cs.upper[n - 1]), centre=centre, delta=margin)
+        if d != "undecided":
+            return n, d
+    return None, "undecided"
 
 
 def main() -> None:
@@ -53,46 +84,86 @@ def main() -> None:
     p.add_argument("--sd-config", type=float, default=0.02)
     p.add_argument("--sd-seed", type=float, default=0.01)
     p.add_argument("--seeds", type=int, default=2)
-    p.add_argument("--budget", type=int, default=1500, help="configurations at most")
-    p.add_argument("--reps", type=int, default=200)
+    p.add_argument("--first", type=int, default=4, help="the first wave's configurations")
+    p.add_argument("--wave", type=int, default=2, help="configurations per later wave (the sequences)")
+    p.add_argument("--budget", type=int, default=1500, help="configurations at most (the sequences)")
+    p.add_argument("--reps", type=int, default=400)
+    p.add_argument("--only", help="run only the methods whose names contain this (e.g. spending)")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
     rng = np.random.default_rng(2026)
-    alpha, k, per_config = 0.05, args.seeds, 2 * args.seeds
+    k, per_config = args.seeds, 2 * args.seeds
     sd_d = math.sqrt(args.sd_config ** 2 + 2 * args.sd_seed ** 2 / k)
-    n_fixed = fixed_configurations(args.delta, sd_d)
-    found = {"setting": {**{k_: v for k_, v in vars(args).items() if k_ != "json"}, "alpha": alpha,
-                         "sd_of_a_configuration_difference": sd_d},
-             "fixed": {"configurations": n_fixed, "trials": n_fixed * per_config},
+    fixed = fixed_sizes(args.delta, sd_d)
+    def model(theta: float):
+        """Draws of configurations' differences at effect ``theta`` (reps x n)."""
+        def draw(rng, reps: int, n: int) -> np.ndarray:
+            return (theta + args.sd_config * rng.standard_normal((reps, n))
+                    + args.sd_seed * rng.standard_normal((reps, n, k)).mean(axis=2)
+                    - args.sd_seed * rng.standard_normal((reps, n, k)).mean(axis=2))
+        return draw
+
+    def as_share(draw):
+        return lambda rng, reps, n: share_units(draw(rng, reps, n), 0.0)
+
+    recommended = {"mean": recommend_budget(model(args.delta), fixed["mean"], first=args.first, statistic="mean",
+                                            alpha=ALPHA, delta=args.delta, seed=1),
+                   "share": recommend_budget(as_share(model(args.delta)), fixed["share"], first=args.first,
+                                             statistic="share", alpha=ALPHA, delta=fixed["share_delta"], seed=1)}
+    budgets = {s: b.configurations for s, b in recommended.items()}
+    methods = {   # name -> (statistic, budget, looks)
+        "share, exact (betting)": ("share", args.budget, look_schedule(args.first, args.wave, args.budget)),
+        "mean, asymptotic": ("mean", args.budget, look_schedule(args.first, args.wave, args.budget)),
+    }
+    for stat in ("share", "mean"):
+        cap = budgets[stat]
+        methods[f"{stat}, spending"] = (stat, cap, spending_looks(args.first, cap))
+    methods = {name: m for name, m in methods.items() if not args.only or args.only in name}
+    found = {"setting": {**{k_: v for k_, v in vars(args).items() if k_ != "json"}, "alpha": ALPHA,
+                         "sd_of_a_configuration_difference": sd_d, "share_delta": fixed["share_delta"]},
+             "fixed": {s: {"configurations": fixed[s], "trials": fixed[s] * per_config} for s in ("share", "mean")},
+             "spending_budget": {s: {"configurations": budgets[s], "trials": budgets[s] * per_config,
+                                     "against_fixed": budgets[s] / fixed[s],
+                                     "power_when_recommended": recommended[s].power} for s in budgets},
              "cases": [], "python": platform.python_version(),
              "command": "benchmarks/adaptive_efficiency.py " + " ".join(sys.argv[1:])}
-    print(f"fixed design (power 0.8 at {args.delta}): {n_fixed} configurations, {n_fixed * per_config} trials")
-    for factor in (1, 2, 4):
+    print(f"sd of a configuration's difference {sd_d:.4f}; delta {args.delta} on the mean = "
+          f"{fixed['share_delta']:.3f} on the win share")
+    for s in ("share", "mean"):
+        print(f"fixed {s} design (power 0.8 at delta): {fixed[s]} configurations, {fixed[s] * per_config} trials; "
+              f"spending budget {budgets[s]} ({budgets[s] / fixed[s]:.3f}x)")
+    header = (f"{'method':24} {'effect':>7} {'median trials':>13} {'p90 trials':>10} {'x fixed':>8} "
+              f"{'A better':>8} {'early':>6}")
+    print(header)
+    started = time.perf_counter()
+    for factor in FACTORS:
         theta = factor * args.delta
-        d = (theta + args.sd_config * rng.standard_normal((args.reps, args.budget))
-             + args.sd_seed * rng.standard_normal((args.reps, args.budget, k)).mean(axis=2)
-             - args.sd_seed * rng.standard_normal((args.reps, args.budget, k)).mean(axis=2))
-        for name, (sequence, centre, margin) in METHODS.items():
-            spent, right = [], 0
+        most = max(args.budget, *budgets.values())
+        d = model(theta)(rng, args.reps, most)
+        for name, (stat, cap, looks) in methods.items():
+            sizes, better = [], 0
             for row in d:
-                cs = sequence(row, alpha)
-                steps = [decide(lo, hi, centre=centre, delta=args.delta if margin is None else margin)
-                         for lo, hi in zip(cs.lower, cs.upper)]
-                at = next((i + 1 for i, s in enumerate(steps) if s != "undecided"), None)
-                spent.append(at if at is not None else math.inf)
-                right += at is not None and steps[at - 1] == "A better"
-            spent_ = np.array(spent)
-            decided = np.isfinite(spent_)
-            median = float(np.median(spent_)) if decided.mean() > 0.5 else math.inf
-            case = {"effect": theta, "effect_in_deltas": factor, "method": name,
-                    "median_configurations": median,
-                    "median_trials": median * per_config if math.isfinite(median) else None,
-                    "decided_within_budget": float(decided.mean()), "decided_correctly": right / args.reps,
-                    "against_fixed": (median * per_config) / (n_fixed * per_config) if math.isfinite(median) else None}
+                units = row[:cap]
+                if name.endswith("spending"):
+                    values = share_units(units, np.zeros_like(units)) if stat == "share" else units
+                    delta = fixed["share_delta"] if stat == "share" else args.delta
+                    path = spending_path(values, looks, cap, statistic=stat, alpha=ALPHA, delta=delta)
+                    at = None if path.decided_look is None else path.counts[path.decided_look]
+                    decision = path.decision
+                else:
+                    at, decision = sequence_stop(units, looks, name, args.delta)
+                sizes.append(at if at is not None else cap)
+                better += decision == "A better"
+            sizes_ = np.array(sizes, dtype=float)
+            median, p90 = float(np.median(sizes_)), float(np.percentile(sizes_, 90))
+            case = {"effect": theta, "effect_in_deltas": factor, "method": name, "budget_configurations": cap,
+                    "median_trials": median * per_config, "p90_trials": p90 * per_config,
+                    "median_against_fixed": median / fixed[stat], "p90_against_fixed": p90 / fixed[stat],
+                    "a_better": better / args.reps, "stopped_before_budget": float((sizes_ < cap).mean())}
             found["cases"].append(case)
-            print(f"effect {factor} delta, {name}: median {median} configurations "
-                  f"({case['median_trials']} trials; fixed {n_fixed * per_config}), decided {decided.mean():.2f}, "
-                  f"correctly {right / args.reps:.2f}")
+            print(f"{name:24} {factor:>6g}δ {case['median_trials']:>13g} {case['p90_trials']:>10g} "
+                  f"{case['median_against_fixed']:>8.2f} {case['a_better']:>8.3f} {case['stopped_before_budget']:>6.2f}")
+    found["seconds"] = round(time.perf_counter() - started, 1)
     if args.json:
         args.json.write_text(json.dumps(found, indent=2, default=lambda x: None) + "\n")
 

@@ -133,6 +133,8 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
     ("{budget: {samples: 40}, method: spending, spending: haybittle}", "until.spending"),
     ("{budget: {samples: 40}, spending: pocock}", "until.spending"),     # read only by method: spending
     ("{budget: {samples: 40}, method: spending, power: 80}", "until.power"),
+    ("{statistic: mean, method: spending, budget: {samples: 40}}", "until.method"),    # no consent to normality
+    ("{statistic: mean, method: asymptotic, assume_normal: maybe, budget: {samples: 40}}", "until.assume_normal"),
 ])
 def test_a_bad_until_block_is_refused_naming_its_key(until, key):
     text = re.sub(r"until: .*", f"until: {until}", STUDY)

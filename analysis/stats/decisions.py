@@ -102,8 +102,8 @@ def units(df: pd.DataFrame, choice: str, a: str, b: str, *, score: str = "test_s
 
 def sequence_for(values: np.ndarray, until: Until, alpha: float) -> Sequence:
     """The confidence sequence ``until`` asks for over ``values`` (units) at ``alpha``."""
-    if until.method == "asymptotic":
-        return asymptotic_cs(values, alpha)
+    if until.method == "asymptotic":       # win units lie in [0, 1]: one pseudo-unit of variance 1/4
+        return asymptotic_cs(values, alpha, prior_variance=0.25 if until.statistic == "share" else None)
     if until.statistic == "share":
         return betting_cs(values, alpha)
     lo, hi = until.range
@@ -153,7 +153,7 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
         if finite.size and (finite.min() < lo or finite.max() > hi):
             bad = finite.min() if finite.min() < lo else finite.max()
             raise UserError(where, f"a stored {score} of {bad:.4g} lies outside until.range [{lo}, {hi}].",
-                            "Widen until.range to the scores' true bounds, or use method: asymptotic; the "
+                            "Widen until.range to the scores' true bounds, or use statistic: share; the "
                             "stored rows are kept.")
     m = sum(len(tasks) for tasks in per_pair.values()) or 1
     alpha = split_alpha(until.alpha, m)

@@ -118,7 +118,7 @@ def betting_cs(x, alpha: float, *, grid: int = GRID) -> Sequence:
 
 
 def asymptotic_cs(x, alpha: float, *, optimise_at: int = OPTIMISE_AT,
-                  min_n: int = MIN_ASYMPTOTIC) -> Sequence:
+                  min_n: int = MIN_ASYMPTOTIC, prior_variance: float | None = None) -> Sequence:
     """The asymptotic confidence sequence for the mean of ``x`` (any real
     values; Waudby-Smith, Arnold, Wu, Howard & Ramdas 2021, "Time-uniform
     central limit theory", the Gaussian-mixture boundary), with the running
@@ -129,7 +129,16 @@ def asymptotic_cs(x, alpha: float, *, optimise_at: int = OPTIMISE_AT,
     the normal-mixture martingale of the standardised sum crosses 1/alpha only
     when |m_t - mu| > s_t * sqrt(2 (t rho^2 + 1) / (t^2 rho^2) * log(sqrt(t rho^2 + 1) / alpha)),
     rho^2 = (-2 log alpha + log(-2 log alpha + 1)) / ``optimise_at``. Before
-    ``min_n`` values the interval is (-inf, inf).
+    ``min_n`` values the interval is (-inf, inf). ``prior_variance``: for
+    units in [0, 1] (win shares), the variance estimate is
+    ``(prior_variance + sum of squared deviations) / t``, one pseudo-unit of
+    that variance, so that ten straight wins do not give a variance of 0 and
+    an interval of one point.
+
+    >>> asymptotic_cs([1.0] * 10, 0.05).last()
+    (1.0, 1.0)
+    >>> round(asymptotic_cs([1.0] * 10, 0.05, prior_variance=0.25).last()[0], 3)
+    0.807
 
     >>> cs = asymptotic_cs([0.1, -0.1] * 50, 0.05)
     >>> round(cs.last()[0], 3), round(cs.last()[1], 3)
@@ -144,6 +153,8 @@ def asymptotic_cs(x, alpha: float, *, optimise_at: int = OPTIMISE_AT,
     mean = np.cumsum(x) / t
     with np.errstate(invalid="ignore", divide="ignore"):
         var = (np.cumsum(x * x) - t * mean * mean) / (t - 1)        # the sample variance, ddof 1
+        if prior_variance is not None:
+            var = (prior_variance + var * (t - 1)) / t
     sd = np.sqrt(np.maximum(np.nan_to_num(var), 0.0))
     rho2 = (-2 * np.log(alpha) + np.log(-2 * np.log(alpha) + 1)) / optimise_at
     radius = sd * np.sqrt(2 * (t * rho2 + 1) / (t * t * rho2) * np.log(np.sqrt(t * rho2 + 1) / alpha))

@@ -16,7 +16,7 @@ of a look is ``n_k`` over the budget's configurations. At each look:
   each look from every unit so far, and the t-to-z step keeps each look's
   level exact for normal differences).
 * **futile** (the futility side, non-binding): beta (1 − ``power``) is spent
-  by the Hwang-Shih-DeCani function (gamma −4) under the alternative that
+  by the Hwang-Shih-DeCani function (gamma −8) under the alternative that
   the true effect is ±delta, with the upper exits taken out first; the study
   stops as futile when ``|Z_k|`` falls at or below that boundary, that is when
   an effect of delta would have been unlikely to look like this. Its error
@@ -48,11 +48,12 @@ from functools import lru_cache
 import numpy as np
 from scipy import stats
 
-from study.spec.until import look_schedule
+from study.spec.until import SPENDING_LOOKS, auto_spending_wave, look_schedule
 
 from .groupseq import FUTILITY, boundaries, design_drift, futility_boundaries, share_boundaries
 
-__all__ = ["SpendingPath", "spending_path", "look_counts", "look_schedule", "design_configurations", "FUTILE",
+__all__ = ["SpendingPath", "spending_path", "look_counts", "design_configurations", "recommend_budget", "Budget",
+           "spending_looks", "FUTILE",
            "MIN_MEAN_UNITS"]
 
 #: the decision of a futility stop
@@ -222,12 +223,50 @@ def design_configurations(fixed: int, looks: list[int] | None = None, *, alpha: 
     the fixed size times the squared ratio of the design's drift to the fixed
     design's (:func:`analysis.stats.groupseq.design_drift`), at the looks'
     fractions of the budget (``looks``: configurations at each look, the last
-    the budget; None: 10 equally spaced).
+    the budget; None: :data:`~study.spec.until.SPENDING_LOOKS` equally spaced).
 
     >>> design_configurations(100)
-    108
+    106
     """
-    fractions = [(k + 1) / 10 for k in range(10)] if looks is None else [c / looks[-1] for c in looks]
+    every = SPENDING_LOOKS
+    fractions = [(k + 1) / every for k in range(every)] if looks is None else [c / looks[-1] for c in looks]
     drift = design_drift(fractions, alpha, 1.0 - power, kind)
     ratio = (drift / (stats.norm.isf(alpha / 2) + stats.norm.isf(1.0 - power))) ** 2
     return int(math.ceil(fixed * ratio))
+
+
+def spending_looks(first: int, cap: int) -> list[int]:
+    """The looks of ``method: spending`` with ``wave: auto`` (:meth:`study.spec.until.Until.spending_wave`)."""
+    return look_schedule(first, auto_spending_wave(first, cap), cap)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """A recommended budget: its configurations and the power simulated there."""
+
+    configurations: int
+    power: float
+    reps: int
+
+
+def recommend_budget(draw, fixed: int, *, first: int, statistic: str, alpha: float, delta: float,
+                     power: float = 0.8, kind: str = "obf", reps: int = 1000, seed: int = 0) -> Budget:
+    """The smallest budget, from the normal-theory design's
+    (:func:`design_configurations`) upward in steps of 2 %, at which the
+    spending study (first wave ``first``, automatic waves) decides 'A better'
+    in at least ``power`` of ``reps`` simulated studies whose units come from
+    ``draw(rng, reps, n)`` (units at the effect delta: the model, or the
+    pilot's resamples shifted to it). The same draws serve every candidate,
+    so the power found rises with the budget; the normal theory's budget
+    falls short where the t statistic and the estimated drift cost power."""
+    rng = np.random.default_rng(seed)
+    most = 3 * max(fixed, first + 1)
+    pool = draw(rng, reps, most)
+    n = max(design_configurations(fixed, alpha=alpha, power=power, kind=kind), first)
+    while True:
+        looks = spending_looks(first, n)
+        found = sum(spending_path(row[:n], looks, n, statistic=statistic, alpha=alpha, delta=delta, power=power,
+                                  kind=kind).decision == "A better" for row in pool) / reps
+        if found >= power or n >= most:
+            return Budget(n, float(found), reps)
+        n = min(most, max(n + 1, math.ceil(n * 1.02)))
