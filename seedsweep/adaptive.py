@@ -95,7 +95,8 @@ def _cmd_plan(args) -> int:
     if missing:
         raise UserError(f"--pilot {args.pilot}", f"the pilot does not compare {', '.join(missing)}.",
                         "Give a pilot run of the same study (its first wave).")
-    rows = plan(df, until, specs, results, seeds=len(space.seeds), reps=args.reps)
+    rows = plan(df, until, specs, results, seeds=len(space.seeds), reps=args.reps, first=space.samples,
+                wave=until.wave or 1)
     ok = df[df.status == "ok"]
     seconds = float(ok.train_seconds.mean()) if "train_seconds" in ok and len(ok) else float("nan")
     print(plan_table(rows, trials_per_config=space.trials_per_config, seconds_per_trial=seconds).markdown(

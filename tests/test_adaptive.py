@@ -244,9 +244,21 @@ def test_plan_sizes_both_designs_from_a_pilot_and_the_fixed_sizes_reach_their_po
     r = seedsweep("plan", str(space), "--pilot", str(pilot), "--reps", "20")
     assert r.returncode == 0, r.stderr
     n_share = fixed_configurations(np.zeros(0), statistic="share", delta=0.05, alpha=0.05)
-    # every resample of an all-wins pilot is all wins: decided where ten wins decide at 95 % (test_sequential)
-    assert f"| classifier | softmax | crf | synthetic | 4 | 0.0000 | {n_share} | {2 * n_share:,} |" in r.stdout
-    assert "| 10 | 20 |" in r.stdout and "| 100% |" in r.stdout, r.stdout
+    head = "| classifier | softmax | crf | synthetic | 4 | 0.0000 |"
+    assert f"{head} fixed | {n_share} | {2 * n_share:,} |" in r.stdout, r.stdout
+    # every resample of an all-wins pilot is all wins: ten wins decide at 95 % (test_sequential), and the
+    # study looks after its first wave of 4 and then every 4 (until.wave): at 12
+    assert f"{head} exact | 12 | 24 | 0.00 | 12 | 1000 |" in r.stdout, r.stdout
+    # spending at the recommended budget B (looks: 4, then the rest in 29 waves): the first look n at which
+    # n straight wins' two-sided exact tail 2 / 2^n is within the level OBF spending allows by n / B
+    from analysis.stats.groupseq import spent
+    from analysis.stats.spending import spending_looks
+    row = re.search(re.escape(head) + r" spending \| (\d+) \| [\d,]+ \| [\d.]+ \| \d+ \| (\d+) \|", r.stdout)
+    assert row, r.stdout
+    budget = int(row.group(2))
+    assert int(row.group(1)) == next(n for n in spending_looks(4, budget) if 2 * 0.5 ** n <= spent(n / budget, 0.05))
+    assert budget <= 1.1 * n_share, (budget, n_share)
+    assert "Cheapest that keeps the error rate: exact (its slowest comparison's median: 12 configurations)" in r.stdout
     # the oracles: exact power of the sign test (binomial tails) and of the paired t-test (noncentral t)
     n = n_share
     lo, hi = st.binom.ppf(0.025, n, 0.5) - 1, st.binom.isf(0.025, n, 0.5) + 1      # two-sided rejection region

@@ -181,3 +181,51 @@ def test_a_study_on_a_flaky_object_store_writes_resumes_compacts_and_reads_with_
     assert len(epochs) == 16 * 3 and not epochs.duplicated(["trial_key", "epoch"]).any()
     assert_only_whole_objects(direct, "flaky/run")
     print(f"flaky store: {counts}; {len(df)} of 16 trials stored, 0 lost, 0 duplicated")
+
+
+def test_a_tuned_study_writes_to_an_object_store_and_asks_what_a_local_run_asks(s3_server, tmp_path, monkeypatch):
+    """A tuned study whose run directory is an ``s3://`` URI: its Optuna
+    journals live in a local cache folder, rebuilt from the stored rows when
+    lost; every trial key is stored once, and the asks (the parameters of
+    every search position) are those of the same file run into a local folder."""
+    import pyarrow.fs as pafs
+
+    from study.execution.tuned import journal_path
+    from tests.test_tuned import SMALL
+
+    for k, v in CREDENTIALS.items():
+        monkeypatch.setenv(k, v)
+    direct = pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{s3_server}", scheme="http", allow_bucket_creation=True)
+    direct.create_dir("tuned")
+    space = tmp_path / "tuned.yaml"
+    space.write_text(SMALL.replace("budget: 16, replicates: 2, wave: 4", "budget: 6, replicates: 2, wave: 2")
+                     .replace("epoch_seconds: 0.1", "epoch_seconds: 0.0"))
+    uri = f"s3://tuned/run?endpoint_override=127.0.0.1:{s3_server}&scheme=http"
+    ray_tmp = tempfile.mkdtemp(prefix="sst3-", dir="/tmp")
+    env = {**os.environ, **CREDENTIALS, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    env.pop("RAY_ADDRESS", None)
+
+    def run(out) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", out, "--num-cpus",
+                               "2", "--quiet"], env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
+
+    try:
+        r = run(uri)
+        assert r.returncode == 0, r.stderr[-3000:]
+        journal = journal_path(uri, "crf", 1)
+        assert journal.is_file() and not str(journal).startswith(str(tmp_path))
+        shutil.rmtree(journal.parent)                        # the cache is lost: rebuilt from the stored rows
+        again = run(uri)
+        assert again.returncode == 0 and "0 to run" in again.stderr, again.stderr[-3000:]
+        assert journal.is_file()
+        local = run(str(tmp_path / "local"))
+        assert local.returncode == 0, local.stderr[-3000:]
+    finally:
+        shutil.rmtree(ray_tmp, ignore_errors=True)
+    remote = analysis.load(uri).set_index("trial_key").sort_index()
+    here = analysis.load(tmp_path / "local").set_index("trial_key").sort_index()
+    assert len(remote) == remote.index.nunique() == 2 * 2 * 6, "every key once"
+    cols = ["lr", "dropout", "momentum", "search", "position"]
+    assert remote[cols].equals(here[cols]), "the same asks as a local run of the same file"
+    names = {i.base_name for i in direct.get_file_info(pafs.FileSelector("tuned/run", allow_not_found=True))}
+    assert "optuna" not in names, "the journals stay local"

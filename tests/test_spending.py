@@ -192,3 +192,20 @@ def test_the_normal_methods_for_a_mean_need_consent():
     assert accepted.method == "asymptotic" and accepted.assume_normal
     share = re.sub(r"until: .*", "until: {method: asymptotic, budget: {samples: 40}}", STUDY)
     assert parse_space(share, "s.yaml").until.method == "asymptotic"          # win units are bounded: no consent
+
+
+def test_plan_names_the_cheapest_method_among_those_that_keep_the_level():
+    """``cheapest``: the least median of the slowest comparison, but only over
+    methods that keep the level on every comparison and decide most resamples."""
+    from analysis.stats.planning import MethodPlan, PlanRow, cheapest
+
+    def row(task, **medians):
+        plans = tuple(MethodPlan(m, 100, med, med, decided, false, keeps, True)
+                      for m, (med, decided, false, keeps) in medians.items())
+        return PlanRow("c", "a", "b", task, 10, 0.1, 60, plans)
+
+    rows = [row("t1", exact=(40, 1.0, 0.01, True), asymptotic=(10, 1.0, 0.3, False), spending=(30, 1.0, 0.04, True)),
+            row("t2", exact=(20, 1.0, 0.02, True), asymptotic=(12, 1.0, 0.02, True), spending=(35, 0.9, 0.03, True))]
+    assert cheapest(rows) == ("spending", 35)          # asymptotic is cheaper but breaks the level on t1
+    rows[1] = row("t2", exact=(20, 1.0, 0.02, True), asymptotic=(12, 1.0, 0.02, True), spending=(35, 0.4, 0.03, True))
+    assert cheapest(rows) == ("exact", 40)             # spending decides too few resamples of t2

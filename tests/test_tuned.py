@@ -8,6 +8,7 @@ dashboard show the tuned table and the budget curves, and every bad
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import re
@@ -32,6 +33,7 @@ from analysis.stats.evp import expected_selected
 from analysis.stats.tuned import best_so_far, tuned_comparison, tuned_outcomes, tuned_table
 from seedsweep.cli import main
 from study.execution.tuned import journal_path, run_tuned
+from study.errors import UserError
 from study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_dashboard import FIGURE_READY, Page, browser, dashboard  # noqa: F401,F811 (fixtures)
@@ -86,6 +88,16 @@ def test_tpe_beats_random_search_on_a_smooth_objective(tmp_path, ray_local):
         assert summary.counts == {"ok": 1280} and not summary.interrupted
         df = analysis.load(tmp_path / sampler)
         outcomes[sampler] = tuned_outcomes(df, 32)[32]
+        if sampler == "tpe":          # startup min(10, 32 // 4) = 8, one wave of 8: TPE asks 24 of each search's 32
+            tc = study_tuned(tmp_path / sampler, df, n_bootstrap=10)
+            assert tc.random == 8 and tc.modelled[1] == 40
+            share = tc.modelled[0] / tc.modelled[1]
+            print(f"TPE modelled {32 - tc.random} of 32 asks per search; the best-dev trial was a modelled ask in "
+                  f"{tc.modelled[0]} of {tc.modelled[1]} searches")
+            # the oracle: the best-dev positions by hand from the rows
+            by_hand = sum(int(g.sort_values("position").dev_score.to_numpy().argmax() >= 8)
+                          for _, g in df.groupby(["option", "replicate"]))
+            assert tc.modelled[0] == by_hand and share > 0.75, share
     # the objective by hand: the bowl around the optimum, as a share of each range (lr on a log scale)
     one = analysis.load(tmp_path / "random").iloc[0]
     bowl = ((math.log(one.lr) - math.log(0.003)) / (math.log(0.1) - math.log(1e-5))) ** 2 + \
@@ -105,8 +117,10 @@ def test_tpe_beats_random_search_on_a_smooth_objective(tmp_path, ray_local):
 
 def test_a_tuned_study_asks_the_same_parameters_twice_and_after_a_sigkill_and_a_lost_journal(tmp_path, ray_local):
     """The same file run twice: once whole, once SIGKILLed in its last wave
-    (the first that TPE models: its first 10 trials are random and waves of 4
-    ask with 0, 4, 8 and 12 told), with one journal then lost, and resumed."""
+    (TPE models from position 4: tune.startup's default min(10, 16 // 4);
+    waves of 4 ask with 0, 4, 8 and 12 told), with one journal then lost, and
+    resumed. A run directory from before tune.startup (its searches drew 10
+    at random) is resumed only with tune.startup: 10 written."""
     space = tmp_path / "small.yaml"
     space.write_text(SMALL)
     whole, killed = tmp_path / "whole", tmp_path / "killed"
@@ -155,6 +169,23 @@ def test_a_tuned_study_asks_the_same_parameters_twice_and_after_a_sigkill_and_a_
         g = g.sort_values("position")
         assert [t.value for t in study.trials] == pytest.approx(g.dev_score.tolist())
         assert [t.params.get("lr") for t in study.trials] == g.lr.tolist()
+    # a study from before tune.startup: its manifest records none, and its searches drew 10 at random
+    manifest = json.loads(RunDir(whole).manifest_path.read_text())
+    assert manifest["tune"]["startup"] == 4
+    del manifest["tune"]["startup"]
+    RunDir(whole).manifest_path.write_text(json.dumps(manifest))
+    with pytest.raises(UserError, match="tune.startup is 4 now, but the stored searches drew 10") as err:
+        run_tuned(space, whole, num_cpus=2)
+    assert "Write tune.startup: 10" in err.value.fix
+    legacy = tmp_path / "legacy.yaml"
+    legacy.write_text(SMALL.replace("wave: 4", "wave: 4, startup: 10"))
+    assert run_tuned(legacy, whole, num_cpus=2).scheduled == 0
+    # the startup is TPE's: with startup 10 the asks at positions 4-11 are random draws, so they differ from
+    # the modelled asks of startup 4, while positions 0-3 (random under both) are the same draws
+    run_tuned(legacy, tmp_path / "ten", num_cpus=2)
+    ten = rows(tmp_path / "ten")
+    same = (ten.lr == ra.lr) | (ten.lr.isna() & ra.lr.isna())
+    assert same[ra.position < 4].all() and not same[(ra.position >= 4) & (ra.position < 12)].any()
 
 
 # ------------------------------------------------------------------ exactness
@@ -294,6 +325,9 @@ def test_the_report_and_the_dashboard_show_the_tuned_table_and_the_budget_curves
     (("name: small", "name: small\nsamples: 10"), "samples"),
     (("name: small", "name: small\nseeds: 3"), "seeds"),
     (("wave: 4", "wave: 17"), "tune.wave"),
+    (("wave: 4", "wave: 4, startup: -1"), "tune.startup"),
+    (("wave: 4", "wave: 4, startup: 17"), "tune.startup"),              # above the budget of 16
+    (("sampler: tpe", "sampler: random, startup: 4"), "tune.startup"),   # only TPE draws before it models
     (("wave: 4", "wave: 4, patience: 3"), "tune.patience"),
     (("compare: {classifier: [softmax, crf]}", "compare: {classifier: [softmax, crf], opt: [adam, sgd]}"),
      "compare"),
@@ -315,3 +349,33 @@ def test_an_empty_space_is_refused(tmp_path, capsys):
     space.write_text(text.replace("optimum: {lr: 0.01, dropout: 0.25}, ", ""))
     assert main(["check", str(space)]) == 2
     assert f"{space}: space" in capsys.readouterr().err
+
+
+def test_retry_failed_reruns_a_tuned_studys_failed_trials_with_their_parameters(tmp_path, ray_local):
+    """Every trial fails while a file exists (the environment, not the
+    model): the searches are told the failures and ask on. Once it is gone a
+    plain resume keeps the failed rows, and ``--retry-failed`` runs each
+    failed trial again with its stored parameters and seed: every key once,
+    the attempts counted on, each journal rebuilt with the retried values."""
+    broken = tmp_path / "broken"
+    broken.write_text("")
+    space = tmp_path / "retry.yaml"
+    space.write_text(SMALL.replace("noise: 0.005}", f"noise: 0.005, fail_while_exists: '{broken}'}}")
+                     .replace("budget: 16, replicates: 2, wave: 4", "budget: 4, replicates: 2, wave: 2"))
+    out = tmp_path / "run"
+    first = run_tuned(space, out, num_cpus=2)
+    assert first.counts == {"failed": 16}
+    before = rows(out)
+    broken.unlink()
+    assert run_tuned(space, out, num_cpus=2).scheduled == 0, "a plain resume keeps the failed rows"
+    again = run_tuned(space, out, num_cpus=2, retry_failed=True)
+    assert again.scheduled == 16 and again.counts == {"ok": 16}
+    after = rows(out)
+    assert len(after) == after.index.nunique() == 16, "every key once"
+    assert (after.status == "ok").all() and (after.attempt > before.attempt).all()
+    cols = PARAMS + ["search", "replicate", "position", "seed"]
+    assert after[cols].equals(before[cols]), "the same parameters and seeds, asked with the failures told"
+    for (option, r), g in after.groupby(["option", "replicate"]):
+        study = optuna.load_study(study_name=f"{option}@r{r:02d}", storage=optuna.storages.JournalStorage(
+            optuna.storages.journal.JournalFileBackend(str(journal_path(out, option, r)))))
+        assert [t.value for t in study.trials] == pytest.approx(g.sort_values("position").dev_score.tolist())

@@ -20,7 +20,7 @@ from study.spec.until import Until
 from study.store.rundir import RunDir
 
 from ..stats.decisions import Tracked, decisions_table, track
-from ..stats.tuned import TunedComparison, tuned_comparison
+from ..stats.tuned import TPE_STARTUP, TunedComparison, tuned_comparison
 from ..tables import Table
 from .imported import read_import_spec
 from .load import comparisons_of, load
@@ -109,4 +109,4 @@ def study_tuned(run_dir: str | Path, df: pd.DataFrame, *, n_bootstrap: int = 100
     return tuned_comparison(df, choice=entry["choice"], options=[str(o) for o in entry["options"]],
                             budget=int(tune["budget"]), sampler=str(tune["sampler"]), wave=int(tune["wave"]),
                             mode=(manifest.get("train") or {}).get("mode") or "max", n_bootstrap=n_bootstrap,
-                            seed=seed)
+                            seed=seed, startup=int(tune.get("startup", TPE_STARTUP)))

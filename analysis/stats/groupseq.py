@@ -54,11 +54,12 @@ __all__ = ["SPENDING", "spent", "Boundaries", "boundaries", "one_sided_boundarie
 
 #: the spending functions :func:`spent` knows (a study's ``until.spending``)
 SPENDING = ("obf", "pocock")
-#: the futility side's beta spending: Hwang-Shih-DeCani with gamma -8 (almost nothing
-#: before half the budget, most near the end), which keeps the design's largest size
-#: within 1.06x the fixed design's up to 30 looks (alpha OBF-type, beta 0.2; ``inflation``)
-#: and costs little power when the drift it assumes is estimated from the data
-FUTILITY = "hsd:-8"
+#: the futility side's beta spending: Hwang-Shih-DeCani with gamma -12 (almost nothing
+#: before two thirds of the budget, most near the end): the design's largest size stays
+#: within 1.03-1.05x the fixed design's for 5-30 looks (alpha OBF-type, beta 0.2;
+#: ``inflation``), and a futility boundary whose drift is estimated from the data costs
+#: little power (gamma -4, -8 and -12 measured 0.78, 0.80 and 0.81 at delta at 1.1x)
+FUTILITY = "hsd:-12"
 #: grid points per unit of z on the continuation region (odd counts for Simpson's rule)
 _DENSITY = 40
 #: the futility side's grid (its boundaries carry an estimated drift; a coarser grid moves them by < 0.002)
@@ -270,7 +271,7 @@ def inflation(looks: int, alpha: float = 0.05, beta: float = 0.2, kind: str = "o
     """The design's largest size over the fixed design's, for ``looks`` equally spaced looks.
 
     >>> round(inflation(1), 4), round(inflation(10), 3)
-    (1.0, 1.042)
+    (1.0, 1.038)
     """
     fractions = [(k + 1) / looks for k in range(looks)]
     fixed = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(1 - beta)

@@ -11,7 +11,7 @@ spending``'s own waves, up to the budget ``cap``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -78,11 +78,6 @@ def simulate(rows: np.ndarray, until: Until, *, first: int, wave: int, cap: int,
             sizes.append(stop)
             decisions.append(decision)
     return Outcomes(until.method, cap, np.array(sizes, dtype=float), tuple(decisions))
-
-
-def with_method(until: Until, method: str, range_=None) -> Until:
-    """``until`` with another method (and a range for the exact mean)."""
-    return replace(until, method=method, range=range_ if range_ is not None else until.range)
 
 
 def collapse_null(rng: np.random.Generator, reps: int, n: int, *, rate: float = 0.05, drop: float = 0.6,

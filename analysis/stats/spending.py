@@ -16,7 +16,7 @@ of a look is ``n_k`` over the budget's configurations. At each look:
   each look from every unit so far, and the t-to-z step keeps each look's
   level exact for normal differences).
 * **futile** (the futility side, non-binding): beta (1 − ``power``) is spent
-  by the Hwang-Shih-DeCani function (gamma −8) under the alternative that
+  by the Hwang-Shih-DeCani function (gamma −12) under the alternative that
   the true effect is ±delta, with the upper exits taken out first; the study
   stops as futile when ``|Z_k|`` falls at or below that boundary, that is when
   an effect of delta would have been unlikely to look like this. Its error
@@ -250,9 +250,9 @@ class Budget:
 
 
 def recommend_budget(draw, fixed: int, *, first: int, statistic: str, alpha: float, delta: float,
-                     power: float = 0.8, kind: str = "obf", reps: int = 1000, seed: int = 0) -> Budget:
+                     power: float = 0.8, kind: str = "obf", reps: int = 2000, seed: int = 0) -> Budget:
     """The smallest budget, from the normal-theory design's
-    (:func:`design_configurations`) upward in steps of 2 %, at which the
+    (:func:`design_configurations`) upward (steps of 2 %, then bisection), at which the
     spending study (first wave ``first``, automatic waves) decides 'A better'
     in at least ``power`` of ``reps`` simulated studies whose units come from
     ``draw(rng, reps, n)`` (units at the effect delta: the model, or the
@@ -262,11 +262,22 @@ def recommend_budget(draw, fixed: int, *, first: int, statistic: str, alpha: flo
     rng = np.random.default_rng(seed)
     most = 3 * max(fixed, first + 1)
     pool = draw(rng, reps, most)
-    n = max(design_configurations(fixed, alpha=alpha, power=power, kind=kind), first)
-    while True:
+
+    def power_at(n: int) -> float:
         looks = spending_looks(first, n)
-        found = sum(spending_path(row[:n], looks, n, statistic=statistic, alpha=alpha, delta=delta, power=power,
-                                  kind=kind).decision == "A better" for row in pool) / reps
-        if found >= power or n >= most:
-            return Budget(n, float(found), reps)
-        n = min(most, max(n + 1, math.ceil(n * 1.02)))
+        return sum(spending_path(row[:n], looks, n, statistic=statistic, alpha=alpha, delta=delta, power=power,
+                                 kind=kind).decision == "A better" for row in pool) / reps
+
+    n = max(design_configurations(fixed, alpha=alpha, power=power, kind=kind), first)
+    below, found = n - 1, power_at(n)
+    while found < power and n < most:           # up in steps of 2 % until the power is reached ...
+        below, n = n, min(most, max(n + 1, math.ceil(n * 1.02)))
+        found = power_at(n)
+    while n - below > 1:                        # ... then the smallest budget between that reaches it
+        mid = (below + n) // 2
+        at = power_at(mid)
+        if at >= power:
+            n, found = mid, at
+        else:
+            below = mid
+    return Budget(n, float(found), reps)

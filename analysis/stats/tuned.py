@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from study.errors import UserError
+from study.spec.tuning import LEGACY_STARTUP, Tune
 
 from ..tables import Table, p_text, pct, pts
 from .evp import expected_selected
@@ -40,10 +41,10 @@ from .paired import Comparison, compare
 from .significance import win_shares
 
 __all__ = ["best_so_far", "tuned_outcomes", "TunedComparison", "tuned_comparison", "tuned_table",
-           "random_positions", "TPE_STARTUP"]
+           "random_positions", "TPE_STARTUP", "best_positions"]
 
-#: positions a ``tpe`` search draws at random before modelling (Optuna's ``n_startup_trials`` default)
-TPE_STARTUP = 10
+#: positions a ``tpe`` search drew at random before modelling in a study from before ``tune.startup``
+TPE_STARTUP = LEGACY_STARTUP
 
 
 def best_so_far(dev: np.ndarray, test: np.ndarray, usable: np.ndarray, *, mode: str = "max") -> np.ndarray:
@@ -87,16 +88,19 @@ def tuned_outcomes(df: pd.DataFrame, budget: int, *, mode: str = "max") -> pd.Da
     return pd.DataFrame(list(rows.values()), index=index, columns=range(1, budget + 1))
 
 
-def random_positions(sampler: str, budget: int, wave: int = 1) -> int:
+def random_positions(sampler: str, budget: int, wave: int = 1, startup: int = TPE_STARTUP) -> int:
     """How many first positions of a search were drawn at random (see the module
-    docstring): TPE draws at random until :data:`TPE_STARTUP` trials are told,
-    and a wave's trials are all asked before any of them is told.
+    docstring): TPE draws at random until ``startup`` trials are told
+    (``tune.startup``; :data:`TPE_STARTUP` for a study from before it), and a
+    wave's trials are all asked before any of them is told
+    (:attr:`study.spec.tuning.Tune.random_positions`, from the manifest's values).
 
     >>> random_positions("tpe", 32, 4), random_positions("tpe", 12, 4), random_positions("qmc", 32, 4)
     (12, 12, 0)
+    >>> random_positions("tpe", 12, 4, startup=3)
+    4
     """
-    startup = -(-TPE_STARTUP // wave) * wave
-    return {"random": budget, "tpe": min(startup, budget)}.get(sampler, 0)
+    return Tune(sampler, budget, 2, wave, startup=startup).random_positions
 
 
 @dataclass
@@ -116,6 +120,8 @@ class TunedComparison:
     p_better: pd.DataFrame | None = None        # b x option: P(best > option) over the replicates paired at b
     expected: dict[str, np.ndarray] = field(default_factory=dict)   # option -> Dodge's estimate at b = 1 … budget
     pooled: dict[str, int] = field(default_factory=dict)            # option -> random trials pooled for it
+    random: int = 0                             # first positions of each search drawn at random
+    modelled: tuple[int, int] = (0, 0)          # searches whose best-dev trial TPE asked by its model, of all
 
     def searches(self, option: str) -> int:
         """Searches of ``option`` with an outcome at the full budget."""
@@ -134,8 +140,25 @@ def _paired_frame(outcomes: pd.DataFrame, b: int, choice: str) -> pd.DataFrame:
                          "status": np.where(col.notna(), "ok", "failed")})
 
 
+def best_positions(df: pd.DataFrame, budget: int, *, mode: str = "max") -> pd.Series:
+    """Per search (index: option, replicate) with all ``budget`` positions
+    stored: the position of its best usable dev score (ties: the earlier)."""
+    sign = 1.0 if mode == "max" else -1.0
+    found = {}
+    for (option, replicate), g in df.groupby(["option", "replicate"], sort=True, observed=True):
+        g = g.sort_values("position")
+        if len(g) < budget:
+            continue
+        dev = np.where((g["status"].astype(str) != "failed").to_numpy(), sign * g["dev_score"].to_numpy(dtype=float),
+                       np.nan)
+        if np.isfinite(dev).any():
+            found[(str(option), int(replicate))] = int(g["position"].to_numpy()[int(np.nanargmax(dev))])
+    return pd.Series(found, dtype=int)
+
+
 def tuned_comparison(df: pd.DataFrame, *, choice: str, options: list[str], budget: int, sampler: str,
-                     mode: str = "max", wave: int = 1, n_bootstrap: int = 1000, seed: int = 0) -> TunedComparison:
+                     mode: str = "max", wave: int = 1, n_bootstrap: int = 1000, seed: int = 0,
+                     startup: int = TPE_STARTUP) -> TunedComparison:
     """The tuned comparison of the trials ``df`` of a tuned study (see the module docstring)."""
     df = df[df["choice"].astype(str) == choice]
     outcomes = tuned_outcomes(df, budget, mode=mode)
@@ -160,7 +183,7 @@ def tuned_comparison(df: pd.DataFrame, *, choice: str, options: list[str], budge
             delta[b] = np.median(values - wide[full.best].to_numpy()[:, None], axis=0)
             p_better[b] = ((ahead > 0) + 0.5 * (ahead == 0)).mean(axis=0)
     expected, pooled = {}, {}
-    k = random_positions(sampler, budget, wave)
+    k = random_positions(sampler, budget, wave, startup)
     for o in options:
         mine = df[(df["option"].astype(str) == o) & (df["position"] < k) & (df["status"].astype(str) != "failed")]
         pooled[o] = int(np.isfinite(mine["dev_score"].to_numpy(dtype=float)).sum())
@@ -170,7 +193,14 @@ def tuned_comparison(df: pd.DataFrame, *, choice: str, options: list[str], budge
                                             replace=True)[0]
     return TunedComparison(choice, list(options), budget, sampler, mode, outcomes, full, improvement,
                            pd.DataFrame(shares, index=options).T, pd.DataFrame(delta, index=options).T,
-                           pd.DataFrame(p_better, index=options).T, expected, pooled)
+                           pd.DataFrame(p_better, index=options).T, expected, pooled, k,
+                           _modelled(df, budget, mode, k) if sampler == "tpe" else (0, 0))
+
+
+def _modelled(df: pd.DataFrame, budget: int, mode: str, k: int) -> tuple[int, int]:
+    """(searches whose best-dev trial sits at a position TPE asked by its model, searches)."""
+    best = best_positions(df, budget, mode=mode)
+    return int((best >= k).sum()), int(len(best))
 
 
 def tuned_table(tc: TunedComparison) -> Table:
@@ -201,6 +231,10 @@ def tuned_table(tc: TunedComparison) -> Table:
                      "its searches (" + ", ".join(f"{o}: {n}" for o, n in tc.pooled.items()) + ").")
     else:
         notes.append(f"one-search estimate: none ({tc.sampler} searches sample no trial independently at random).")
+    if tc.sampler == "tpe" and tc.modelled[1]:
+        notes.append(f"TPE drew positions 0–{tc.random - 1} of each search at random (tune.startup, whole waves) "
+                     f"and modelled the other {tc.budget - tc.random}; the best-dev trial came from a modelled ask "
+                     f"in {tc.modelled[0]} of {tc.modelled[1]} searches.")
     lost = ", ".join(f"{n} {why}" for why, n in sorted(c.left_out.items()))
     if lost:
         notes.append(f"replicates left out (not every option has an outcome): {lost}.")

@@ -20,6 +20,7 @@ from ..errors import UserError
 from ..schema import TrialSpec
 from ..spec.space import Space
 from ..spec.spacefile import parse_space
+from ..spec.tuning import LEGACY_STARTUP
 from ..store.rundir import RunDir
 
 __all__ = ["check_compatible", "check_code", "plan_resume", "ResumePlan"]
@@ -55,6 +56,13 @@ def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
         if value(old) != value(space):
             raise UserError(where, f"'{key}' changed from {value(old)!r} to {value(space)!r}; "
                             "stored trials were run with the old value.", fix)
+    recorded = (old_manifest.get("tune") or {}).get("startup", LEGACY_STARTUP) if old.tune else None
+    if space.tune is not None and space.tune.sampler == "tpe" and recorded is not None \
+            and recorded != space.tune.startup:
+        raise UserError(where, f"tune.startup is {space.tune.startup} now, but the stored searches drew {recorded} "
+                        "trials at random before TPE modelled, so the next asks would differ.",
+                        f"Write tune.startup: {recorded} to resume the study as it ran, or run it into a new "
+                        "--out folder.")
     for key in _FROZEN_TRAIN:
         a, b = getattr(old.train, key), getattr(space.train, key)
         if a != b:

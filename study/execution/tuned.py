@@ -30,6 +30,7 @@ random and samples categorical parameters at random.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import warnings
@@ -41,6 +42,7 @@ import pyarrow as pa
 
 from ..errors import UserError
 from ..files import is_uri
+from ..processes import records_folder
 from ..schema import TrialSpec, escape_key, trial_key
 from ..spec.grid import effective_params
 from ..spec.sampling import arrow_type, cast_value, value_at
@@ -54,8 +56,14 @@ __all__ = ["run_tuned", "journal_path", "ask_values"]
 
 
 def journal_path(out: str | os.PathLike, option: Any, replicate: int) -> Path:
-    """The Optuna journal of search (option, replicate) in the run directory ``out``."""
-    return Path(out) / "optuna" / f"{escape_key(str(option))}.r{replicate:02d}.journal"
+    """The Optuna journal of search (option, replicate): in the run directory
+    ``out``, or for an object-store ``out`` in a local cache folder
+    (``<tmp>/seedsweep-optuna-<uid>/<sha256 of the URI>``), which any machine
+    rebuilds from the stored rows whenever it is missing or behind."""
+    root = Path(out)
+    if is_uri(str(out)):
+        root = records_folder("optuna") / hashlib.sha256(str(out).rstrip("/").encode()).hexdigest()[:24]
+    return root / "optuna" / f"{escape_key(str(option))}.r{replicate:02d}.journal"
 
 
 def _distribution(optuna, p: Param):
@@ -122,7 +130,7 @@ def _sobol_point(space: Space, replicate: int, position: int) -> dict[str, Any]:
 def _sampler(optuna, space: Space, study, replicate: int, position: int):
     seed = sampler_seed_of(space.sampler_seed, replicate, position)
     if space.tune.sampler == "tpe":
-        return optuna.samplers.TPESampler(seed=seed)
+        return optuna.samplers.TPESampler(seed=seed, n_startup_trials=space.tune.startup)
     if space.tune.sampler == "qmc":
         study.enqueue_trial(_sobol_point(space, replicate, position), skip_if_exists=False)
     return optuna.samplers.RandomSampler(seed=seed)
@@ -252,14 +260,7 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
     stream = stream or sys.stderr
     space = load_study(space_path)
     tune = space.tune
-    if is_uri(str(out)):
-        raise UserError(f"--out {out}", "a tuned study keeps its Optuna journals in a local run directory.",
-                        "Run it into a local (or mounted) folder.")
-    if retry_failed:
-        raise UserError("--retry-failed", "a tuned study told its failed trials to their searches as failed, "
-                        "and every later trial was asked with that history; rerunning them would change it.",
-                        "Run the study into a new --out folder to try again.")
-    rd = RunDir(Path(out))
+    rd = RunDir(out)
     (choice, options), = space.compare
     searches = [(o, r) for o in options for r in range(tune.replicates)]
     stored = _stored_rows(rd, space)
@@ -281,7 +282,7 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
     session = ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get(
         "ray_temp_dir")) if first < tune.waves else nullcontext()
     with _quiet_optuna(optuna), session:
-        live = {(o, r): _Search(optuna, space, Path(out), o, r,
+        live = {(o, r): _Search(optuna, space, out, o, r,
                                 [stored[_key(space, o, r, p)] for p in range(min(upto, tune.budget))])
                 for o, r in searches}
         for k in range(first, tune.waves):
@@ -296,7 +297,16 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
             for t in wave:
                 extra = dict(t.extra)
                 live[(t.option, extra["replicate"])].tell(extra["position"], rows[t.key])
-    if summary is None:         # every trial was stored already: one pass for the manifest and the counts
+    if summary is None or retry_failed:     # every trial stored already (one pass for the manifest and the
+        # counts), or --retry-failed: the failed trials of every wave run again with their stored parameters
+        # and seeds; the later asks keep the history they were asked with (the failure told), and each
+        # journal is rebuilt from the rows so that it holds the retried values
         summary = run(space_path, out, plan=(_configs(space, specs), specs), stream=stream, num_cpus=num_cpus,
-                      **kwargs)
+                      retry_failed=retry_failed, **kwargs)
+        if retry_failed and not summary.interrupted:
+            rows = _stored_rows(rd, space)
+            with _quiet_optuna(optuna):
+                for o, r in searches:
+                    _Search(optuna, space, out, o, r, [rows[_key(space, o, r, p)] for p in range(tune.budget)
+                                                       if _key(space, o, r, p) in rows])
     return summary

@@ -21,14 +21,18 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Tune", "parse_tune", "TUNE_KEYS", "TUNE_SAMPLERS", "search_name", "position_id", "trial_seed",
+__all__ = ["Tune", "parse_tune", "TUNE_KEYS", "TUNE_SAMPLERS", "MAX_STARTUP", "LEGACY_STARTUP", "search_name", "position_id", "trial_seed",
            "sampler_seed_of"]
 
-TUNE_KEYS = ("sampler", "budget", "replicates", "wave")
+TUNE_KEYS = ("sampler", "budget", "replicates", "wave", "startup")
 TUNE_SAMPLERS = ("tpe", "qmc", "random")
 #: waves per search when ``wave: auto``: a function of the file alone (never
 #: of the machine), so the same file proposes the same parameters anywhere
 AUTO_WAVES = 8
+#: the most random draws a ``tpe`` search makes before it models (Optuna's ``n_startup_trials`` default)
+MAX_STARTUP = 10
+#: what every ``tpe`` search drew at random before ``tune.startup`` existed (a resume of such a study keeps it)
+LEGACY_STARTUP = 10
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,22 @@ class Tune:
     budget: int
     replicates: int
     wave: int
+    startup: int = LEGACY_STARTUP
+
+    @property
+    def random_positions(self) -> int:
+        """How many first positions of each search are random draws: all of a
+        ``random`` search; a ``tpe`` search's startup, rounded up to whole
+        waves (a wave's trials are all asked before any is told); 0 for ``qmc``.
+
+        >>> Tune("tpe", 32, 2, 4, startup=8).random_positions, Tune("tpe", 12, 2, 4, startup=3).random_positions
+        (8, 4)
+        """
+        if self.sampler == "random":
+            return self.budget
+        if self.sampler != "tpe":
+            return 0
+        return min(self.budget, -(-self.startup // self.wave) * self.wave)
 
     @property
     def waves(self) -> int:
@@ -48,7 +68,8 @@ class Tune:
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as the manifest records them (``wave`` resolved)."""
-        return {"sampler": self.sampler, "budget": self.budget, "replicates": self.replicates, "wave": self.wave}
+        return {"sampler": self.sampler, "budget": self.budget, "replicates": self.replicates, "wave": self.wave,
+                "startup": self.startup}
 
 
 def search_name(option: Any, replicate: int) -> str:
@@ -106,4 +127,15 @@ def parse_tune(v, value: Any, *, mapping: dict, compare, params) -> Tune:
     if wave > budget:
         v.fail("tune.wave", f"{wave} trials per wave is more than the budget ({budget}).",
                f"Give a wave of at most {budget}, or auto.")
-    return Tune(sampler=sampler, budget=budget, replicates=replicates, wave=wave)
+    if m.get("startup", "auto") != "auto":
+        startup = v.integer(m["startup"], "tune.startup", minimum=0)
+        if startup > budget:
+            v.fail("tune.startup", f"{startup} random draws is more than the budget ({budget}).",
+                   f"Give at most {budget} (default min({MAX_STARTUP}, budget // 4): TPE models at least half "
+                   "of every search).")
+        if sampler != "tpe":
+            v.fail("tune.startup", f"only sampler: tpe draws at random before it models (sampler is {sampler}).",
+                   "Remove tune.startup, or use sampler: tpe.")
+    else:
+        startup = min(MAX_STARTUP, budget // 4)
+    return Tune(sampler=sampler, budget=budget, replicates=replicates, wave=wave, startup=startup)
