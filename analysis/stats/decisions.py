@@ -102,8 +102,11 @@ def units(df: pd.DataFrame, choice: str, a: str, b: str, *, score: str = "test_s
 
 def sequence_for(values: np.ndarray, until: Until, alpha: float) -> Sequence:
     """The confidence sequence ``until`` asks for over ``values`` (units) at ``alpha``."""
-    if until.method == "asymptotic":       # win units lie in [0, 1]: one pseudo-unit of variance 1/4
-        return asymptotic_cs(values, alpha, prior_variance=0.25 if until.statistic == "share" else None)
+    if until.method == "asymptotic" and until.statistic == "share":   # win units lie in [0, 1]: one pseudo-unit
+        cs = asymptotic_cs(values, alpha, prior_variance=0.25)        # of variance 1/4, the interval within [0, 1]
+        return Sequence(np.clip(cs.lower, 0.0, 1.0), np.clip(cs.upper, 0.0, 1.0), alpha)
+    if until.method == "asymptotic":
+        return asymptotic_cs(values, alpha)
     if until.statistic == "share":
         return betting_cs(values, alpha)
     lo, hi = until.range
