@@ -210,7 +210,9 @@ def parse_until(v, value: Any, *, family: str, samples: int, compare, trials_per
     wave = 0 if wave == "auto" else v.integer(wave, "until.wave", minimum=1)
     lever = v.one_of(m.get("lever", "fixed"), "until.lever", ("fixed", "auto"))
     if lever == "auto":
-        v.fail("until.lever", "lever: auto (seeds per configuration chosen each wave) is not built yet.",
+        v.fail("until.lever", "lever: auto (seeds per configuration chosen each wave) is withdrawn: the variance "
+               "a trial buys, (var_config + var_seed / k) * k, is smallest at k = 1 whenever configurations differ, "
+               "so new configurations beat new seeds (DESIGN.md, 'Seeds per configuration').",
                "Use lever: fixed (every configuration gets `seeds`).")
     if m.get("claims"):
         v.fail("until.claims", "waiting for sealed claims' gates is not built yet.",
