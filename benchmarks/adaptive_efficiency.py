@@ -47,10 +47,11 @@ from scipy import stats
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
+from analysis.stats.methods import simulate  # noqa: E402
 from analysis.stats.planning import fixed_configurations as planned  # noqa: E402
-from analysis.stats.sequential import asymptotic_cs, betting_cs, decide, share_units  # noqa: E402
-from analysis.stats.spending import recommend_budget, spending_looks, spending_path  # noqa: E402
-from study.spec.until import look_schedule  # noqa: E402
+from analysis.stats.sequential import share_units  # noqa: E402
+from analysis.stats.spending import recommend_budget  # noqa: E402
+from study.spec.until import Until  # noqa: E402
 
 ALPHA = 0.05
 FACTORS = (0, 0.5, 1, 2, 4)
@@ -62,19 +63,6 @@ def fixed_sizes(delta: float, sd_d: float) -> dict[str, int]:
     unit = np.array([1.0, -1.0] * 50) * sd_d * math.sqrt(99 / 100)           # a pilot of sd sd_d
     return {"mean": planned(unit, statistic="mean", delta=delta, alpha=ALPHA),
             "share": planned(unit, statistic="share", delta=share, alpha=ALPHA), "share_delta": share}
-
-
-def sequence_stop(units: np.ndarray, looks: list[int], method: str, delta: float) -> tuple[int | None, str]:
-    """(configurations at the first wave end that decides, the decision) for a confidence sequence."""
-    if method == "share, exact (betting)":
-        cs, centre, margin = betting_cs(share_units(units, np.zeros_like(units)), ALPHA), 0.5, 0.05
-    else:
-        cs, centre, margin = asymptotic_cs(units, ALPHA), 0.0, delta
-    for n in looks:
-        d = decide(float(cs.lower[n - 1]), float(cs.upper[n - 1]), centre=centre, delta=margin)
-        if d != "undecided":
-            return n, d
-    return None, "undecided"
 
 
 def main() -> None:
@@ -111,13 +99,15 @@ def main() -> None:
                    "share": recommend_budget(as_share(model(args.delta)), fixed["share"], first=args.first,
                                              statistic="share", alpha=ALPHA, delta=fixed["share_delta"], seed=1)}
     budgets = {s: b.configurations for s, b in recommended.items()}
-    methods = {   # name -> (statistic, budget, looks)
-        "share, exact (betting)": ("share", args.budget, look_schedule(args.first, args.wave, args.budget)),
-        "mean, asymptotic": ("mean", args.budget, look_schedule(args.first, args.wave, args.budget)),
+    def until(stat: str, method: str, delta: float) -> Until:
+        return Until(decide=("c",), statistic=stat, delta=delta, method=method, range=None, assume_normal=True)
+
+    methods = {   # name -> (the until: block, budget)
+        "share, exact (betting)": (until("share", "exact", 0.05), args.budget),
+        "mean, asymptotic": (until("mean", "asymptotic", args.delta), args.budget),
+        "share, spending": (until("share", "spending", fixed["share_delta"]), budgets["share"]),
+        "mean, spending": (until("mean", "spending", args.delta), budgets["mean"]),
     }
-    for stat in ("share", "mean"):
-        cap = budgets[stat]
-        methods[f"{stat}, spending"] = (stat, cap, spending_looks(args.first, cap))
     methods = {name: m for name, m in methods.items() if not args.only or args.only in name}
     found = {"setting": {**{k_: v for k_, v in vars(args).items() if k_ != "json"}, "alpha": ALPHA,
                          "sd_of_a_configuration_difference": sd_d, "share_delta": fixed["share_delta"]},
@@ -140,20 +130,11 @@ def main() -> None:
         theta = factor * args.delta
         most = max(args.budget, *budgets.values())
         d = model(theta)(rng, args.reps, most)
-        for name, (stat, cap, looks) in methods.items():
-            sizes, better = [], 0
-            for row in d:
-                units = row[:cap]
-                if name.endswith("spending"):
-                    values = share_units(units, np.zeros_like(units)) if stat == "share" else units
-                    delta = fixed["share_delta"] if stat == "share" else args.delta
-                    path = spending_path(values, looks, cap, statistic=stat, alpha=ALPHA, delta=delta)
-                    at = None if path.decided_look is None else path.counts[path.decided_look]
-                    decision = path.decision
-                else:
-                    at, decision = sequence_stop(units, looks, name, args.delta)
-                sizes.append(at if at is not None else cap)
-                better += decision == "A better"
+        for name, (block, cap) in methods.items():
+            stat = block.statistic
+            rows = share_units(d[:, :cap], 0.0) if stat == "share" else d[:, :cap]
+            out = simulate(rows, block, first=args.first, wave=args.wave, cap=cap, alpha=ALPHA)
+            sizes, better = out.sizes, round(out.share("A better") * args.reps)
             sizes_ = np.array(sizes, dtype=float)
             median, p90 = float(np.median(sizes_)), float(np.percentile(sizes_, 90))
             case = {"effect": theta, "effect_in_deltas": factor, "method": name, "budget_configurations": cap,

@@ -48,9 +48,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-__all__ = ["SPENDING", "spent", "Boundaries", "boundaries", "one_sided_boundaries", "crossing_probabilities",
+__all__ = ["SPENDING", "spent", "Boundaries", "boundaries", "crossing_probabilities",
            "constant_boundary", "ShareBoundaries", "share_boundaries", "futility_boundaries", "design_drift",
-           "inflation", "FUTILITY"]
+           "size_ratio", "inflation", "FUTILITY"]
 
 #: the spending functions :func:`spent` knows (a study's ``until.spending``)
 SPENDING = ("obf", "pocock")
@@ -64,7 +64,7 @@ FUTILITY = "hsd:-12"
 _DENSITY = 40
 #: the futility side's grid (its boundaries carry an estimated drift; a coarser grid moves them by < 0.002)
 _FUTILITY_DENSITY = 12
-#: the lower end of a one-sided design's continuation region (below it: probability < 1e-15)
+#: the lowest point of a futility region's grid, in z less the drift (below it: probability < 1e-15)
 _FLOOR = -8.0
 
 
@@ -161,39 +161,24 @@ def boundaries(fractions, alpha: float = 0.05, kind: str = "obf") -> Boundaries:
     """The boundary of each look at the information ``fractions`` reached
     (increasing, the last may be 1: the budget). A look that may spend
     nothing new (a repeated fraction) gets an infinite boundary."""
-    return _solve(fractions, alpha, kind, one_sided=False)
+    return _solve(fractions, alpha, kind)
 
 
-def one_sided_boundaries(fractions, level: float = 0.2, kind: str = "obf") -> Boundaries:
-    """One-sided boundaries ``Z_k >= c_k`` whose first crossing has
-    probability ``level`` in all under a zero drift, spent by the same
-    function (each look spends what one side of a two-sided design of level
-    ``2 level`` spends). The futility side of :mod:`analysis.stats.spending`.
-
-    >>> [round(c, 3) for c in one_sided_boundaries([0.5, 1.0], 0.025, "obf").z]
-    [2.963, 1.969]
-    """
-    return _solve(fractions, level, kind, one_sided=True)
-
-
-def _solve(fractions, alpha: float, kind: str, *, one_sided: bool) -> Boundaries:
+def _solve(fractions, alpha: float, kind: str) -> Boundaries:
     fractions = tuple(float(f) for f in fractions)
     if not fractions or any(b < a for a, b in zip(fractions, fractions[1:])) or fractions[0] <= 0 \
             or fractions[-1] > 1 + 1e-12:
         raise ValueError(f"information fractions must increase within (0, 1]: {fractions}")
     rec, zs, cum, before = _Recursion(), [], [], 0.0
     for t in fractions:
-        total = spent(t, 2 * alpha, kind) / 2 if one_sided else spent(t, alpha, kind)
+        total = spent(t, alpha, kind)
         target = total - before
         cum.append(total)
         if target <= 1e-15 or (rec.z is not None and t <= rec.info + 1e-12):
             zs.append(math.inf)
             continue
-        def exit_(c: float) -> float:
-            return rec.above(t, c) + (0.0 if one_sided else rec.below(t, -c))
-
-        c = optimize.brentq(lambda c: exit_(c) - target, 1e-6, 40.0, xtol=1e-10)
-        rec.advance(t, -math.inf if one_sided else -c, c)
+        c = optimize.brentq(lambda c: rec.above(t, c) + rec.below(t, -c) - target, 1e-6, 40.0, xtol=1e-10)
+        rec.advance(t, -c, c)
         zs.append(float(c))
         before += target
     return Boundaries(fractions, tuple(zs), tuple(cum), alpha, kind)
@@ -266,6 +251,13 @@ def design_drift(fractions, alpha: float = 0.05, beta: float = 0.2, kind: str = 
     return float(optimize.brentq(gap, 0.1, 15.0, xtol=1e-8))
 
 
+def size_ratio(fractions, alpha: float = 0.05, beta: float = 0.2, kind: str = "obf",
+               futility: str = FUTILITY) -> float:
+    """The design's largest size over the fixed design's for looks at ``fractions`` (the last 1)."""
+    fixed = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(1 - beta)
+    return float((design_drift(tuple(fractions), alpha, beta, kind, futility) / fixed) ** 2)
+
+
 def inflation(looks: int, alpha: float = 0.05, beta: float = 0.2, kind: str = "obf",
               futility: str = FUTILITY) -> float:
     """The design's largest size over the fixed design's, for ``looks`` equally spaced looks.
@@ -273,9 +265,7 @@ def inflation(looks: int, alpha: float = 0.05, beta: float = 0.2, kind: str = "o
     >>> round(inflation(1), 4), round(inflation(10), 3)
     (1.0, 1.038)
     """
-    fractions = [(k + 1) / looks for k in range(looks)]
-    fixed = stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(1 - beta)
-    return float((design_drift(fractions, alpha, beta, kind, futility) / fixed) ** 2)
+    return size_ratio([(k + 1) / looks for k in range(looks)], alpha, beta, kind, futility)
 
 
 def constant_boundary(looks: int, alpha: float = 0.05, kind: str = "obf") -> list[float]:

@@ -106,26 +106,18 @@ def fixed_configurations(values: np.ndarray, *, statistic: str, delta: float, al
     return n
 
 
-def _null(values: np.ndarray, statistic: str) -> np.ndarray:
-    """The pilot's units with their effect taken out: win units mirrored
-    (1 <-> 0) at random by the resampling, mean differences less their mean."""
-    return values if statistic == "share" else values - values.mean()
-
-
-def _draws(values: np.ndarray, statistic: str, *, mirror: bool = False, shift: float | None = None):
-    """``draw(rng, reps, n)``: resamples of ``values``; ``mirror`` flips each
-    win unit with probability 1/2 (the share's null); ``shift`` moves the
-    resamples to that effect (a mean: the units less their mean plus it; a
-    share: wins with probability 1/2 + shift among the pilot's non-ties)."""
+def _draws(values: np.ndarray, statistic: str, *, shift: float | None = None):
+    """``draw(rng, reps, n)``: resamples of ``values``, or (``shift``) moved
+    to that effect: a mean's units less their mean plus it; a share's wins
+    with probability 1/2 + shift among the pilot's non-ties (``shift`` 0: the
+    null version of the units)."""
     def draw(rng: np.random.Generator, reps: int, n: int) -> np.ndarray:
         x = rng.choice(values, size=(reps, n), replace=True)
-        if statistic == "share" and (mirror or shift is not None):
-            tie = x == 0.5
-            p = 0.5 if shift is None else 0.5 + shift
-            return np.where(tie, 0.5, (rng.random((reps, n)) < p).astype(float))
-        if statistic == "mean" and shift is not None:
-            return x - values.mean() + shift
-        return x
+        if shift is None:
+            return x
+        if statistic == "share":
+            return np.where(x == 0.5, 0.5, (rng.random((reps, n)) < 0.5 + shift).astype(float))
+        return x - values.mean() + shift
     return draw
 
 
@@ -165,8 +157,8 @@ def plan(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=()
             rng = np.random.default_rng(seed)
             at_effect = simulate(_draws(values, until.statistic)(rng, reps, cap), trial, first=first, wave=wave,
                                  cap=cap, alpha=alpha)
-            null = simulate(_draws(_null(values, until.statistic), until.statistic, mirror=True)(rng, reps, cap),
-                            trial, first=first, wave=wave, cap=cap, alpha=alpha)
+            null = simulate(_draws(values, until.statistic, shift=0.0)(rng, reps, cap), trial, first=first,
+                            wave=wave, cap=cap, alpha=alpha)
             methods.append(_method_plan(method, at_effect, null, ceiling, offered=not (
                 until.statistic == "mean" and method in NORMAL_METHODS and not until.assume_normal)))
         out.append(PlanRow(c, a, b, task, len(values), spread, fixed, tuple(methods)))

@@ -24,12 +24,16 @@ of a look is ``n_k`` over the budget's configurations. At each look:
   beta), **not** the study's alpha: "futile" is not a claim of equivalence
   at the study's confidence. The drift under the alternative is estimated at
   each look (the mean's spread so far, the share of configurations that
-  are not ties) and rounded to 0.05 (far finer than its estimate's own error). Because the efficacy boundaries are
-  computed without it, ignoring a futility stop never raises the level.
+  are not ties) and rounded to 0.05 (far finer than its estimate's own
+  error). Because the efficacy boundaries are computed without it, ignoring
+  a futility stop never raises the level.
 
-At the budget's last look (fraction 1) the futility boundary meets the
-efficacy one when the budget is the design's size (:func:`design_configurations`,
-what ``seedsweep plan`` recommends), so every comparison is decided there.
+With the drift known, the futility boundary would meet the efficacy one at
+the budget's last look when the budget is the design's size
+(:func:`design_configurations`); with the drift estimated they may not, and a
+pair between them is "undecided at budget". ``seedsweep plan`` therefore
+recommends the smallest budget whose *simulated* power reaches ``power``
+(:func:`recommend_budget`), starting from the design's size.
 A look at an unplanned fraction (a short wave, failed configurations, a
 resume) spends by the fraction reached. The interval shown beside each
 decision is the repeated confidence interval (Jennison & Turnbull ch. 9) at
@@ -50,7 +54,7 @@ from scipy import stats
 
 from study.spec.until import SPENDING_LOOKS, auto_spending_wave, look_schedule
 
-from .groupseq import FUTILITY, boundaries, design_drift, futility_boundaries, share_boundaries
+from .groupseq import FUTILITY, boundaries, futility_boundaries, share_boundaries, size_ratio
 
 __all__ = ["SpendingPath", "spending_path", "look_counts", "design_configurations", "recommend_budget", "Budget",
            "spending_looks", "FUTILE",
@@ -221,7 +225,7 @@ def design_configurations(fixed: int, looks: list[int] | None = None, *, alpha: 
     """The budget (configurations) at which the spending design has ``power``
     at the effect a fixed design of ``fixed`` configurations is sized for:
     the fixed size times the squared ratio of the design's drift to the fixed
-    design's (:func:`analysis.stats.groupseq.design_drift`), at the looks'
+    design's (:func:`analysis.stats.groupseq.size_ratio`), at the looks'
     fractions of the budget (``looks``: configurations at each look, the last
     the budget; None: :data:`~study.spec.until.SPENDING_LOOKS` equally spaced).
 
@@ -230,9 +234,7 @@ def design_configurations(fixed: int, looks: list[int] | None = None, *, alpha: 
     """
     every = SPENDING_LOOKS
     fractions = [(k + 1) / every for k in range(every)] if looks is None else [c / looks[-1] for c in looks]
-    drift = design_drift(fractions, alpha, 1.0 - power, kind)
-    ratio = (drift / (stats.norm.isf(alpha / 2) + stats.norm.isf(1.0 - power))) ** 2
-    return int(math.ceil(fixed * ratio))
+    return int(math.ceil(fixed * size_ratio(fractions, alpha, 1.0 - power, kind)))
 
 
 def spending_looks(first: int, cap: int) -> list[int]:
