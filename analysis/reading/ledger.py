@@ -1,7 +1,9 @@
 """The claims section of a report: the sealed claims of a run directory
 judged on its trials (:func:`analysis.stats.claims.judge`), the paper-level
 outcome, the declared deviations, the superseded attempts and when the
-claims were sealed relative to the results."""
+claims were sealed relative to the results. In an adaptive study
+(``until:``) the claims are judged with anytime-valid intervals
+(:mod:`analysis.stats.anytime`), and the table says so."""
 
 from __future__ import annotations
 
@@ -11,7 +13,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from study.errors import UserError
+from study.execution.runner import load_study
 from study.spec.claimsfile import Claims, read_claims
+from study.spec.until import Until
 from study.store.rundir import RunDir
 from study.store.sealing import verify
 
@@ -19,7 +24,7 @@ from ..stats.claims import ClaimResult, judge
 from ..stats.verdict import outcome
 from ..tables import Table
 
-__all__ = ["Ledger", "ledger", "ledger_tables"]
+__all__ = ["Ledger", "ledger", "ledger_tables", "sealed_claims", "until_of", "judge_claims"]
 
 
 UNSEALED = "UNSEALED"
@@ -40,6 +45,27 @@ class Ledger:
         return not self.problems
 
 
+def sealed_claims(run_dir: str | Path) -> Claims | None:
+    """The claims file sealed into ``run_dir`` (None when there is none)."""
+    rd = RunDir(run_dir)
+    return read_claims(rd.claims_path) if rd.storage.is_file(rd.claims_path) else None
+
+
+def until_of(run_dir: str | Path) -> Until | None:
+    """The ``until:`` settings of the study that ran in ``run_dir`` (None: not an adaptive study)."""
+    try:
+        return load_study(run_dir).until
+    except UserError:                   # no study file (imported results, a bare directory)
+        return None
+
+
+def judge_claims(claims: Claims, df: pd.DataFrame, specs=(), results=(), *, until: Until | None = None,
+                 seed: int = 0) -> list[ClaimResult]:
+    """Every claim judged on ``df``; with ``until`` (an adaptive study) by anytime-valid intervals."""
+    return [judge(c, df, results=results, specs=specs, seed=seed, anytime=until is not None,
+                  bounds=None if until is None else until.claim_bounds) for c in claims.claims]
+
+
 def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> Ledger | None:
     """The run directory's sealed claims judged on ``df`` (None when none are
     sealed and nothing says they were). The seal is checked first
@@ -51,7 +77,7 @@ def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed:
     if not record and check.intact:
         return None
     claims = read_claims(rd.claims_path) if rd.storage.is_file(rd.claims_path) else None
-    judged = [judge(c, df, results=results, specs=specs, seed=seed) for c in claims.claims] if claims else []
+    judged = judge_claims(claims, df, specs, results, until=until_of(run_dir), seed=seed) if claims else []
     result = outcome([r.verdict.verdict for r in judged]) if judged else "no claims to judge"
     if not check.intact:
         result = f"{UNSEALED} ({result}): the seal is broken"
@@ -91,11 +117,15 @@ def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
     sealed = led.record
     order = ("after the results existed (the record shows the order; nothing was hidden)"
              if sealed.get("results_existed") else "before any result existed")
+    anytime = sorted({r.anytime for r in led.results if r.anytime})
     notes = [f"Source: {led.claims.source}. Outcome: {led.outcome}.",
+             *([f"This study stopped adaptively (until:), so every interval is anytime-valid (valid at a "
+                f"data-dependent stop; wider than a fixed-sample interval): {'; '.join(anytime)}."] if anytime else []),
              f"Claims sealed {sealed.get('sealed_at')} {order}; sha256 {sealed.get('sha256')}." if sealed else
              "The manifest records no sealed claims."]
     out = broken + [("claims and verdicts", Table(
-        header=["Claim", "Kind", "Estimate", f"{100 * led.claims.confidence:g}% interval", "Target", "Rule",
+        header=["Claim", "Kind", "Estimate", f"{100 * led.claims.confidence:g}% interval" + (
+            " (anytime-valid)" if anytime else ""), "Target", "Rule",
                 "Verdict", "n", "Why"], rows=rows, notes=notes, numeric_from=2))]
     if led.claims.deviations:
         out.append(("declared deviations", Table(header=["What", "Why", "Impact"],

@@ -19,23 +19,28 @@ from study.execution.waves import Look
 from study.spec.until import Until
 from study.store.rundir import RunDir
 
-from ..stats.decisions import Tracked, decisions_table, track
+from ..stats.claims import ClaimResult, gated
+from ..stats.decisions import Tracked, decisions_table, track, upto_configurations
 from ..stats.tuned import TPE_STARTUP, TunedComparison, tuned_comparison
+from ..stats.verdict import INCONCLUSIVE
 from ..tables import Table
 from .imported import read_import_spec
+from .ledger import judge_claims, sealed_claims
 from .load import comparisons_of, load
 
-__all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "spending_looks"]
+__all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "spending_looks", "claims_at"]
 
 
 class WavePolicy:
     """The engine's question after a wave (:class:`study.execution.waves.Policy`):
-    stop when every tracked sequence is decided."""
+    stop when every tracked sequence is decided and, with ``until.claims``,
+    every sealed claim with a gate has left "inconclusive"."""
 
     def __init__(self, until: Until, seeds: int, *, first: int | None = None, trials_per_config: int = 1) -> None:
         self.until, self.seeds = until, seeds
         self.first, self.trials_per_config = first, trials_per_config
         self.last: list[Tracked] = []
+        self.claims: list[ClaimResult] = []
 
     def __call__(self, out: str, samples: int) -> Look:
         df = load(out)
@@ -46,7 +51,24 @@ class WavePolicy:
         open_ = [t for t in self.last if t.decision == "undecided"]
         why = (f"every comparison decided ({len(self.last)})" if not open_ else
                f"{len(self.last) - len(open_)} of {len(self.last)} decided")
-        return Look(stop=not open_, why=why)
+        waiting: list[str] = []
+        if self.until.claims:
+            self.claims = claims_at(out, df, specs, results, self.until, samples)
+            gates = [r for r in self.claims if gated(r.claim)]
+            waiting = [r.claim.id for r in gates if r.verdict.verdict == INCONCLUSIVE]
+            why += (f"; every claim's gate reached ({len(gates)})" if not waiting else
+                    f"; {len(gates) - len(waiting)} of {len(gates)} claims' gates reached (waiting for "
+                    f"{', '.join(waiting)})")
+        return Look(stop=not open_ and not waiting, why=why)
+
+
+def claims_at(run_dir, df: pd.DataFrame, specs, results, until: Until, samples: int) -> list[ClaimResult]:
+    """The sealed claims of ``run_dir`` judged, with anytime-valid intervals,
+    on its first ``samples`` configurations (none when no claims are sealed)."""
+    claims = sealed_claims(run_dir)
+    if claims is None:
+        return []
+    return judge_claims(claims, upto_configurations(df, samples), specs, results, until=until)
 
 
 def spending_looks(until: Until, first: int, trials_per_config: int, samples: int
@@ -66,10 +88,11 @@ class StudyDecisions:
     tracked: list[Tracked]
     until: Until
     budget_spent: bool
+    claims: list[ClaimResult] | None = None     # until.claims: the sealed claims judged on the same configurations
 
     def table(self) -> Table:
         """The Decisions table (:func:`decisions_table`)."""
-        return decisions_table(self.tracked, self.until, budget_spent=self.budget_spent)
+        return decisions_table(self.tracked, self.until, budget_spent=self.budget_spent, claims=self.claims)
 
 
 def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
@@ -91,7 +114,8 @@ def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
                     looks=looks, cap=cap)
     until = space.until
     cap = until.sample_cap(space.trials_per_config)
-    return StudyDecisions(tracked, until, cap is not None and samples >= cap)
+    claims = claims_at(run_dir, df, specs, results, until, samples) if until.claims else None
+    return StudyDecisions(tracked, until, cap is not None and samples >= cap, claims)
 
 
 def study_tuned(run_dir: str | Path, df: pd.DataFrame, *, n_bootstrap: int = 1000,

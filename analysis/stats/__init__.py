@@ -1,7 +1,7 @@
 """The statistics: pure functions of arrays and trial tables (paired
 comparisons and win shares, seeds, dominance, ASO, expected maxima,
 importance, confidence sequences, group-sequential boundaries and decisions, tuned comparisons,
-robustness, claims and verdicts), each returning values or a
+robustness, claims and verdicts, anytime-valid claim intervals), each returning values or a
 :class:`analysis.tables.Table`.
 
 May import: ``analysis.specs`` and ``analysis.tables`` (the ground floor of
@@ -20,9 +20,11 @@ from study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "agreement": ("RankAgreement", "rank_agreement"),
+    "anytime": ("mixture_crossing", "median_interval", "ClaimPath", "claim_path", "PRIOR"),
     "aso": ("aso_matrix", "ASOResult", "violation_ratio", "boot_quantiles", "TAU"),
-    "claims": ("ClaimResult", "judge"),
-    "decisions": ("Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown"),
+    "claims": ("ClaimResult", "judge", "claim_sequence", "gated", "GATED_RULES"),
+    "decisions": ("Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown",
+                  "upto_configurations"),
     "dominance": ("PairDominance", "Dominance"),
     "evp": ("expected_max", "expected_max_sd", "expected_selected", "log_grid", "prepare_weights", "weights_kept",
             "KEPT_WEIGHTS_BYTES"),

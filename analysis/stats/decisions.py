@@ -23,11 +23,13 @@ from study.spec.until import SPENDING_LOOKS, Until, look_schedule
 
 from ..specs import ComparisonSpec, rows_where
 from ..tables import Table
+from .claims import gated
 from .pairing import by_config, paired_rows
 from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha
 from .spending import SpendingPath, look_counts, spending_path
+from .verdict import INCONCLUSIVE
 
-__all__ = ["Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown"]
+__all__ = ["Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown", "upto_configurations"]
 
 
 @dataclass(frozen=True)
@@ -69,9 +71,8 @@ def units(df: pd.DataFrame, choice: str, a: str, b: str, *, score: str = "test_s
     first, and only with a finished score for both (a unit is never changed
     later). ``upto``: only configurations c00000 … c(upto-1). ``ignore`` and
     ``results``: columns left out of the pairing (imported rows pair by the rest)."""
-    if upto is not None and "config_id" in df.columns:
-        number = pd.to_numeric(df["config_id"].astype(str).str[1:], errors="coerce")
-        df = df[(number < upto).to_numpy(dtype=bool)]
+    if upto is not None:
+        df = upto_configurations(df, upto)
     rows, _ = paired_rows(df, choice, [a, b], score, tuple(ignore), tuple(results), by="task")
     sign = -1.0 if mode == "min" else 1.0
     frame = pd.DataFrame({"pair": rows.pair, "label": rows.label, "opt": rows.opt, "group": rows.group,
@@ -98,6 +99,14 @@ def units(df: pd.DataFrame, choice: str, a: str, b: str, *, score: str = "test_s
             values.append(float(share_units([x], [y])[0]) if statistic == "share" else x - y)   # oriented: > 0, A better
         out[str(task)] = (labels, np.asarray(values, dtype=float))
     return out
+
+
+def upto_configurations(df: pd.DataFrame, upto: int) -> pd.DataFrame:
+    """The rows of configurations c00000 … c(upto − 1) (all rows where there is no config_id)."""
+    if "config_id" not in df.columns:
+        return df
+    number = pd.to_numeric(df["config_id"].astype(str).str[1:], errors="coerce")
+    return df[(number < upto).to_numpy(dtype=bool)]
 
 
 def sequence_for(values: np.ndarray, until: Until, alpha: float) -> Sequence:
@@ -178,9 +187,12 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
     return out
 
 
-def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool = False) -> Table:
+def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool = False, claims=None) -> Table:
     """The Decisions table: per pair and task the final interval, the
-    decision and the configuration count at which it was reached."""
+    decision and the configuration count at which it was reached; with
+    ``claims`` (``until.claims``: :class:`analysis.stats.claims.ClaimResult`
+    judged with anytime-valid intervals) a row per sealed claim: its state,
+    and the configuration count from which its verdict holds."""
     scale = "win share of A" if until.statistic == "share" else "mean difference A − B (better direction)"
     rows = []
     for t in tracked:
@@ -189,8 +201,33 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
         rows.append([t.choice, t.a, t.b, t.task, str(t.n), f"[{lo:.4f}, {hi:.4f}]", decision,
                      str(t.decided_at) if t.decided_at is not None else "–"])
     notes = [_interval_note(until, scale, len(tracked))]
+    if claims is not None:
+        rows += [_claim_row(r, budget_spent) for r in claims]
+        notes.append("Claims (until.claims: true): the study runs until every claim with a gate (rules interval, "
+                     "above, below) has left 'inconclusive', or the budget is spent; band and best rules have no "
+                     "gate and hold nothing. A claim's interval is anytime-valid (its sequence holds at a "
+                     "data-dependent stop); 'decided at': the configurations from which its verdict has held."
+                     + ("" if claims else " No claims are sealed in this run directory."))
     return Table(["choice", "A", "B", "task", "configurations", "interval", "decision", "decided at"], rows, notes,
                  numeric_from=4)
+
+
+def _claim_row(r, budget_spent: bool) -> list[str]:
+    """A claim's row of the Decisions table."""
+    c, v = r.claim, r.verdict
+    lo, hi = v.interval
+    interval = "–" if not (np.isfinite(lo) or np.isfinite(hi)) else f"[{lo:.4f}, {hi:.4f}]"
+    reached = "–"
+    if not gated(c):
+        state = f"{v.verdict} (no gate)"
+    elif v.verdict == INCONCLUSIVE:
+        state = "gate not reached at budget" if budget_spent else "waiting: gate not reached"
+    else:
+        state, reached = f"gate reached: {v.verdict}", str(r.reached_at) if r.reached_at is not None else "–"
+    where = ", ".join(f"{k}={'|'.join(map(str, x))}" for k, x in c.where.items()) or "all"
+    target = f", target {c.target:g}" if c.target is not None else ""
+    return [f"claim {c.id} ({c.kind}{target}, {c.rule.describe()})", c.option or "–", c.other or "–", where, str(r.n),
+            interval, state, reached]
 
 
 def _interval_note(until: Until, scale: str, count: int) -> str:
