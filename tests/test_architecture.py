@@ -1,4 +1,4 @@
-"""The house rules of the layout (README, "Layout"), checked on the source itself.
+"""The house rules of the layout (the documentation site's Layout page), checked on the source itself.
 
 * imports run one way, down the floors: command line (``seedsweep``) ->
   statistics (``analysis``) -> engine (``study``) -> families
@@ -6,7 +6,7 @@
   project's modules (imports inside functions count); ``study`` never imports
   ``analysis``; nothing imports the command line; an import of a project
   module inside a function says why on its line;
-* the README's Layout section is the tree (``python docs/layout.py --write``);
+* the site's Layout page is the tree (``python docs/layout.py --write``);
 * no module of ``study/`` or ``analysis/`` over 350 lines;
 * no block of six or more repeated lines within ``study/`` or ``analysis/``;
 * no ``_private`` name imported (or reached as ``module._name``) across modules;
@@ -458,30 +458,29 @@ def test_every_public_function_and_method_has_a_docstring():
     assert not found["missing"], f"public functions without a docstring: {found['missing']}"
 
 
-def test_the_readme_layout_is_the_tree():
+def test_the_layout_page_is_the_tree():
     sys.path.insert(0, str(REPO / "docs"))
     try:
         import layout
     finally:
         sys.path.remove(str(REPO / "docs"))
-    readme = (REPO / "README.md").read_text()
-    assert layout.BEGIN in readme and layout.END in readme, "the README has no generated Layout block"
-    now = readme.split(layout.BEGIN, 1)[1].split(layout.END, 1)[0]
-    assert now == layout.block(REPO), "the README's Layout is not the tree: run python docs/layout.py --write"
+    page = (REPO / layout.PAGE).read_text()
+    assert layout.BEGIN in page and layout.END in page, "the Layout page has no generated block"
+    now = page.split(layout.BEGIN, 1)[1].split(layout.END, 1)[0]
+    assert now == layout.block(REPO), "the Layout page is not the tree: run python docs/layout.py --write"
     names = {line.split()[0] for line in now.splitlines() if line.strip() and not line.startswith("```")}
     files = {p.name for p in modules(*PACKAGES) if p.name != "__init__.py"}
     assert files <= names, f"modules missing from the Layout: {sorted(files - names)}"
 
 
-def test_the_readme_documents_the_notebook_api_and_nothing_else():
+def test_the_analysis_page_documents_the_notebook_api_and_nothing_else():
     import analysis
 
-    readme = (REPO / "README.md").read_text()
-    section = readme.split("\n## Analysis\n", 1)[1].split("\n## ", 1)[0]
+    section = (REPO / "docs" / "reference" / "api.md").read_text()
     spans = re.findall(r"`([^`]+)`", section)
     mentioned = {m.group(1) for s in spans if (m := re.match(r"([A-Za-z_]\w*)(?:\(|$)", s))}
     undocumented = sorted(set(analysis.__all__) - mentioned)
-    assert not undocumented, f"exported by analysis but not in the README's Analysis section: {undocumented}"
+    assert not undocumented, f"exported by analysis but not on the Analysis page: {undocumented}"
     rows = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `")]
     listed = {m.group(1) for row in rows for s in re.findall(r"`([^`]+)`", row)
               if (m := re.match(r"([A-Za-z_]\w*)\(", s))}

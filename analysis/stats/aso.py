@@ -133,16 +133,17 @@ def aso(a: Sequence[float], b: Sequence[float], *, confidence: float = 0.95, n_b
 def aso_matrix(samples: Sequence[Sequence[float]], *, confidence: float = 0.95, n_bootstrap: int = 1000,
                dt: float = 0.005, num_comparisons: int | None = None, seed: int = 0, tau: float = TAU
                ) -> list[list[ASOResult | None]]:
-    """ASO of every ordered pair of samples: entry [i][j] is ε_min of
+    """ASO of every ordered pair of samples: entry ``[i][j]`` is ε_min of
     "samples[i] dominates samples[j]" (None on the diagonal). Each sample is
     bootstrapped once, from ``default_rng([seed, i])``, and its resamples
-    serve every pair it is in (entry [0][1] is ``aso(samples[0], samples[1])``
+    serve every pair it is in (entry ``[0][1]`` is ``aso(samples[0], samples[1])``
     exactly; the others equal ``aso`` up to the bootstrap's draws). ``num_comparisons`` defaults to the
     number of ordered pairs k(k − 1), so the confidence is Bonferroni-corrected
     for every entry of the matrix.
 
     >>> m = aso_matrix([[1, 2, 3], [2, 3, 4], [0, 1, 2]], n_bootstrap=200)
-    >>> round(m[1][0].violation_ratio, 3), round(m[0][1].violation_ratio, 3), m[0][0]
+    >>> second, first = m[1], m[0]
+    >>> round(second[0].violation_ratio, 3), round(first[1].violation_ratio, 3), first[0]
     (0.0, 1.0, None)
     """
     _check(confidence)

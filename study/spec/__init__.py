@@ -20,7 +20,7 @@ from study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "claimsfile": ("Claim", "Deviation", "Claims", "Rule", "read_claims", "parse_claims", "KINDS", "IMPACTS",
-                   "RULE_KINDS"),
+                   "CLAIM_KEYS", "RULE_KINDS"),
     "grid": ("trial_grid", "effective_params", "hyperparameter_types", "trials_schema_of"),
     "sampling": ("repeated_configurations", "sample_configs", "config_id", "arrow_type", "value_at", "cast_value"),
     "space": ("Param", "Train", "type_name", "common_type", "Resources", "Space", "RESERVED_NAMES"),

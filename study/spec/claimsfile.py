@@ -16,7 +16,8 @@ import yaml
 
 from ..errors import UserError
 
-__all__ = ["Claim", "Deviation", "Claims", "Rule", "read_claims", "parse_claims", "KINDS", "IMPACTS", "RULE_KINDS"]
+__all__ = ["Claim", "Deviation", "Claims", "Rule", "read_claims", "parse_claims", "KINDS", "IMPACTS", "RULE_KINDS",
+           "CLAIM_KEYS"]
 
 RULE_KINDS = ("interval", "above", "below", "band", "best")
 
@@ -77,7 +78,7 @@ def _positive(v, zero: bool = False) -> bool:
 KINDS = ("value", "share", "delta", "rank")
 IMPACTS = ("none", "minor", "material")
 _ID = re.compile(r"^[a-z0-9_-]+$")
-_KEYS = {"id", "kind", "choice", "option", "other", "where", "statistic", "score", "target", "rule", "blocks",
+CLAIM_KEYS = {"id", "kind", "choice", "option", "other", "where", "statistic", "score", "target", "rule", "blocks",
          "confidence", "note", "unit"}
 UNITS = ("configuration", "seed")
 
@@ -174,9 +175,9 @@ def _confidence(v, place: str) -> float:
 def _claim(c: Any, place: str, confidence: float) -> Claim:
     if not isinstance(c, dict):
         raise UserError(place, "a claim is a mapping with id, kind, target and rule.", "")
-    unknown = sorted(set(c) - _KEYS)
+    unknown = sorted(set(c) - CLAIM_KEYS)
     if unknown:
-        raise UserError(f"{place}.{unknown[0]}", "unknown key.", f"A claim takes {', '.join(sorted(_KEYS))}.")
+        raise UserError(f"{place}.{unknown[0]}", "unknown key.", f"A claim takes {', '.join(sorted(CLAIM_KEYS))}.")
     cid = c.get("id")
     if not isinstance(cid, str) or not _ID.match(cid):
         raise UserError(f"{place}.id", f"{cid!r} is not an id.", "Use lower-case letters, digits, - and _.")
