@@ -12,7 +12,7 @@ configurations that decided it against those the paper trained::
 
 ``--method spending`` replays ``until: {method: spending}`` instead: each
 sequence's budget is the configurations the paper stored for it, spent over
-30 equally spaced looks (O'Brien-Fleming-type alpha, the exact sign test,
+SPENDING_LOOKS (40) equally spaced looks (O'Brien-Fleming-type alpha, the exact sign test,
 futility under the alternative of the margin)::
 
     .venv/bin/python benchmarks/rg_replay.py --method spending --out benchmarks/results/rg_replay-spending-2026-12-04.md
@@ -32,6 +32,7 @@ sys.path.insert(0, str(HERE))
 import analysis  # noqa: E402
 from analysis.stats.decisions import replay_markdown, track  # noqa: E402
 from seedsweep.adaptive import read_until  # noqa: E402
+from study.spec.until import SPENDING_LOOKS  # noqa: E402
 
 
 def main() -> None:
@@ -45,7 +46,7 @@ def main() -> None:
                                                                    else "")
     how = ("the exact betting confidence sequence" if args.method == "exact" else
            "group-sequential spending (O'Brien-Fleming type) over each sequence's stored configurations as its "
-           "budget, 30 equally spaced looks, the exact sign test, futility under the alternative of the margin")
+           f"budget, {SPENDING_LOOKS} equally spaced looks, the exact sign test, futility under the alternative of the margin")
     data = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", HERE.parent / "shared" / "data"))
     csv = data / "rg2017" / "hyperparameter_results.csv.gz"
     with tempfile.TemporaryDirectory() as tmp:

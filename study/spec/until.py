@@ -27,7 +27,7 @@ SPENDING_FUNCTIONS = ("obf", "pocock")
 NORMAL_METHODS = ("asymptotic", "spending")
 NORMAL_FAILURES = {"asymptotic": "about 60 %", "spending": "about 50 %"}
 #: ``method: spending`` with ``wave: auto`` looks about this many times (the first wave, then equal waves)
-SPENDING_LOOKS = 30
+SPENDING_LOOKS = 40
 BUDGET_KEYS = ("samples", "trials", "hours")
 #: the bounds of a family's test score (accuracy, F1), the default ``range`` of ``method: exact``
 FAMILY_RANGES = {"tagger": (0.0, 1.0), "transformer": (0.0, 1.0), "sentence": (0.0, 1.0)}
