@@ -250,6 +250,37 @@ def test_the_readme_is_short_and_its_example_is_the_shipped_one():
     assert _block(REPO / "README.md", "readme-two-commands").count("make ") == 2
 
 
+def test_the_readmes_docs_commands_run_as_written(tmp_path):
+    """``make docs`` builds the site into build/site, and ``make docs-serve``
+    answers at http://127.0.0.1:8000 until stopped (after ``make test``'s
+    set-up, which both reuse)."""
+    import signal
+    import urllib.request
+
+    build_line, serve_line = [l.split("#")[0].strip() for l in _block(REPO / "README.md", "readme-docs").splitlines()]
+    assert (build_line, serve_line) == ("make docs", "make docs-serve")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    r = subprocess.run(build_line.split(), cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "pip install" not in r.stdout, "make docs reinstalled the environment: the set-up stamp is stale"
+    assert (REPO / "build" / "site" / "index.html").is_file()
+    serve = subprocess.Popen(serve_line.split(), cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             start_new_session=True, env=env)
+    try:
+        deadline, status = time.monotonic() + 120, None
+        while time.monotonic() < deadline and serve.poll() is None:
+            try:
+                with urllib.request.urlopen("http://127.0.0.1:8000/index.html", timeout=2) as answer:
+                    status, body = answer.status, answer.read().decode()
+                    break
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200 and "seedsweep" in body, (status, serve.poll())
+    finally:
+        os.killpg(serve.pid, signal.SIGTERM)
+        serve.wait(timeout=30)
+
+
 @pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed: 'make test' installs it "
                     "(apt-get install chromium)")
 def test_the_site_opens_offline_in_chromium_searches_and_lists_the_api(site):
