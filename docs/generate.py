@@ -118,7 +118,8 @@ def study_file_page() -> str:
         doc = (sys.modules[type(family).__module__].__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
         if doc:
             lines += [doc, ""]
-        task_keys = sorted(getattr(family, "task_keys", ()) or ())
+        task_keys = sorted(getattr(family, "task_keys", ()) or
+                           getattr(sys.modules[type(family).__module__], "TASK_KEYS", ()) or ())
         if task_keys:
             lines += ["Task keys: " + ", ".join(f"`task.{k}`" for k in task_keys) + ".", ""]
         train = family.train_defaults

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import ast
 import html
+import importlib
 import json
 import os
 import re
@@ -73,7 +74,6 @@ def test_the_site_builds_strict_with_every_page_of_the_navigation(site):
 def _known_keys() -> dict[str, tuple[str, ...]]:
     """Every ``known_keys(mapping, BLOCK, KEYS)`` call of the study file's validators,
     found in the source and evaluated in its module: block -> the keys it accepts."""
-    import importlib
 
     found: dict[str, tuple[str, ...]] = {}
     for path in sorted((REPO / "study" / "spec").glob("*.py")):
@@ -110,6 +110,11 @@ def test_every_study_file_key_is_in_the_generated_reference(site):
                     if f"task.{k}" not in spans]
         missing += [f"{name}: {k}" for k in sorted(set(family.defaults or {}) | set(family.limits or {}))
                     if k not in cells]
+    for path in sorted((REPO / "study" / "families").rglob("*.py")):        # every family's own task keys
+        if re.search(r"^TASK_KEYS = ", path.read_text(), re.M):
+            module = importlib.import_module(".".join(path.relative_to(REPO).with_suffix("").parts))
+            missing += [f"{path.relative_to(REPO)}: task.{k}" for k in sorted(module.TASK_KEYS)
+                        if f"task.{k}" not in spans]
     assert not missing, f"study-file keys missing from the reference: {missing}"
 
 
