@@ -20,7 +20,6 @@ without building the site).
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -222,5 +221,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    importlib.invalidate_caches()
     main()

@@ -18,7 +18,6 @@ from study.execution.tuned import run_tuned
 from study.execution.waves import run_until
 from study.spec.spacecheck import SpaceValidator
 from study.spec.spacefile import read_text, read_yaml
-from study.spec.claimsfile import read_claims
 from study.spec.until import parse_until
 from study.store.rundir import RunDir
 
@@ -38,8 +37,6 @@ def run_adaptive(args) -> int:
         if not args.quiet:
             print(analysis.report(args.out))
         return 1 if summary.interrupted else 0
-    if space.until.claims:
-        check_waiting_claims(space, args.space, args.out, args.claims)
     policy = WavePolicy(space.until, seeds=len(space.seeds), first=space.samples,
                         trials_per_config=space.trials_per_config)
     waves = run_until(args.space, args.out, policy, address=args.address, retry_failed=args.retry_failed,
@@ -51,26 +48,6 @@ def run_adaptive(args) -> int:
     if not args.quiet:                     # the report's Decisions section comes first
         print(analysis.report(args.out))
     return 0
-
-
-def check_waiting_claims(space, space_path, out, claims_file) -> None:
-    """``until.claims: true`` needs sealed claims it can judge along the way:
-    a claims file given now (``--claims``) or sealed into ``out`` before, and
-    a mean value claim needs the scores' bounds. Checked before anything is written."""
-    from analysis.reading.ledger import sealed_claims   # the statistics stack, as in run_adaptive
-
-    rd = RunDir(str(out))
-    claims = read_claims(claims_file) if claims_file else (sealed_claims(out) if rd.exists() else None)
-    if claims is None:
-        raise UserError(f"{space_path}: until.claims", "the study waits for sealed claims' gates, and no claims "
-                        f"are sealed in {out}.", "Give the claims file: seedsweep run ... --claims FILE (or "
-                        "remove until.claims).")
-    for c in claims.claims:
-        if c.kind == "value" and c.statistic == "mean" and space.until.claim_bounds is None:
-            raise UserError(f"{space_path}: until.range", f"claim {c.id} judges a mean, and an anytime-valid "
-                            f"interval of a mean needs the scores' bounds, which the {space.family} family does "
-                            "not know.", "Give until.range: [lo, hi] (the bounds of the score), or judge the "
-                            "median (statistic: median).")
 
 
 def read_until(path: str | Path, options: dict[str, list[str]], family: str):

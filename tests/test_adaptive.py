@@ -9,11 +9,9 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 import uuid
 
 import numpy as np
@@ -30,7 +28,7 @@ from study.spec.spacefile import parse_space
 from study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_claims import RG_CSV
-from tests.test_kill import stored
+from tests.test_kill import sigkill_when_stored, stored
 from tests.rundirs import write_synthetic_run
 
 STUDY = """
@@ -80,14 +78,7 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
 
         cmd = [sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(killed), "--num-cpus", "2",
                "--quiet"]
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 240
-        while stored(killed) < 18 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the study ended before the third wave could be killed"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        at_kill = stored(killed)
+        at_kill = sigkill_when_stored(cmd, killed, 18, env, "the study ended before the third wave could be killed")
         assert 16 < at_kill < 24, at_kill                 # during the third wave
         again = seedsweep("run", str(space), "--out", str(killed), "--num-cpus", "2", env=env)
         assert again.returncode == 0, again.stderr

@@ -57,6 +57,19 @@ def stored(out: Path) -> int:
     return len([p for p in folder.glob("*.parquet") if not p.name.startswith(".")]) if folder.is_dir() else 0
 
 
+def sigkill_when_stored(cmd: list[str], out: Path, count: int, env: dict, why: str) -> int:
+    """Start ``cmd`` (a driver writing ``out``), SIGKILL it once ``count``
+    trials are stored (``why``: the failure when it ended first); returns the trials stored then."""
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 240
+    while stored(out) < count and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, why
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return stored(out)
+
+
 def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
     tag = uuid.uuid4().hex
     ray_tmp = tempfile.mkdtemp(prefix="ssk-", dir="/tmp")  # short: Ray socket paths are length-limited

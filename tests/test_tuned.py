@@ -13,11 +13,8 @@ import math
 import os
 import re
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 
 import numpy as np
@@ -35,9 +32,9 @@ from seedsweep.cli import main
 from study.execution.tuned import journal_path, run_tuned
 from study.errors import UserError
 from study.store.rundir import RunDir
-from tests.conftest import REPO, kill_tagged, wait_gone
+from tests.conftest import kill_tagged, wait_gone
 from tests.test_dashboard import FIGURE_READY, Page, browser, dashboard  # noqa: F401,F811 (fixtures)
-from tests.test_kill import stored
+from tests.test_kill import sigkill_when_stored, stored
 
 SMOOTH = """
 name: smooth
@@ -134,15 +131,9 @@ def test_a_tuned_study_asks_the_same_parameters_twice_and_after_a_sigkill_and_a_
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="sst-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     try:
-        proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(killed),
-                                 "--num-cpus", "2", "--quiet"], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 240
-        while stored(killed) < 52 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the study ended before its last wave could be killed"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        sigkill_when_stored([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(killed),
+                             "--num-cpus", "2", "--quiet"], killed, 52, env,
+                            "the study ended before its last wave could be killed")
     finally:
         wait_gone(tag, timeout=150, ray_tmp=ray_tmp, orphans=True)
         kill_tagged(tag, ray_tmp)

@@ -13,11 +13,8 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 
 import numpy as np
@@ -31,9 +28,9 @@ from analysis.stats.claims import judge
 from study.spec.claimsfile import parse_claims
 from study.spec.spacefile import parse_space
 from study.store.rundir import RunDir
-from tests.conftest import REPO, kill_tagged, wait_gone
+from tests.conftest import kill_tagged, wait_gone
 from tests.test_adaptive import STUDY as ADAPTIVE, seedsweep
-from tests.test_kill import stored
+from tests.test_kill import sigkill_when_stored
 
 STUDY = ADAPTIVE.replace("wave: 4}", "wave: 4, claims: true}")
 
@@ -157,14 +154,8 @@ def test_a_study_waits_past_its_decisions_for_a_claims_gate_and_a_killed_driver_
 
         cmd = [sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(killed), "--num-cpus", "2",
                "--claims", str(claims), "--quiet"]
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 240
-        while stored(killed) < 26 and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert proc.poll() is None, "the study ended before the wave after the decision could be killed"
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        at_kill = stored(killed)
+        at_kill = sigkill_when_stored(cmd, killed, 26, env,
+                                      "the study ended before the wave after the decision could be killed")
         assert 24 < at_kill < 32, at_kill                 # the wave from 12 to 16 configurations: decided, waiting
         again = seedsweep("run", str(space), "--out", str(killed), "--num-cpus", "2", env=env)
         assert again.returncode == 0, again.stderr
@@ -202,3 +193,19 @@ def test_until_claims_without_sealed_claims_or_bounds_exits_2_with_nothing_writt
     space.write_text(STUDY.replace("claims: true", "claims: maybe"))
     r = seedsweep("check", str(space))
     assert r.returncode == 2 and "until.claims" in r.stderr, r.stderr
+
+
+def test_the_engine_refuses_until_claims_without_claims_for_every_caller(tmp_path):
+    """The check sits in :func:`study.execution.waves.run_until`, which the
+    command line and ``seedsweep.define(...).run`` both call: refused before Ray
+    starts or anything is written."""
+    from study.errors import UserError
+    from study.execution.waves import run_until
+
+    space = tmp_path / "s.yaml"
+    space.write_text(STUDY)
+    out = tmp_path / "out"
+    with pytest.raises(UserError) as err:
+        run_until(str(space), str(out), WavePolicy(parse_space(STUDY, "s.yaml").until, seeds=1))
+    assert err.value.where.endswith("until.claims") and "--claims FILE" in err.value.fix
+    assert not out.exists()

@@ -19,7 +19,7 @@ from study.rooms import face
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "crossstudy": ("StudyAgreement", "study_agreement", "agreement_table"),
     "imported": ("import_csv", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"),
-    "ledger": ("Ledger", "ledger_tables", "sealed_claims", "until_of", "judge_claims"),
+    "ledger": ("Ledger", "ledger_tables", "until_of", "judge_claims"),
     "load": ("load_epochs", "trials_frame", "epochs_frame", "comparisons_of", "study_tau", "scoring"),
     "rundirs": ("WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "claims_at"),
 })

@@ -15,16 +15,16 @@ import pandas as pd
 
 from study.errors import UserError
 from study.execution.runner import load_study
-from study.spec.claimsfile import Claims, read_claims
+from study.spec.claimsfile import Claims
 from study.spec.until import Until
 from study.store.rundir import RunDir
-from study.store.sealing import verify
+from study.store.sealing import sealed_claims, verify
 
 from ..stats.claims import ClaimResult, judge
 from ..stats.verdict import outcome
 from ..tables import Table
 
-__all__ = ["Ledger", "ledger", "ledger_tables", "sealed_claims", "until_of", "judge_claims"]
+__all__ = ["Ledger", "ledger", "ledger_tables", "until_of", "judge_claims"]
 
 
 UNSEALED = "UNSEALED"
@@ -43,12 +43,6 @@ class Ledger:
     def sealed(self) -> bool:
         """Whether the seal holds (the verdicts are sealed verdicts)."""
         return not self.problems
-
-
-def sealed_claims(run_dir: str | Path) -> Claims | None:
-    """The claims file sealed into ``run_dir`` (None when there is none)."""
-    rd = RunDir(run_dir)
-    return read_claims(rd.claims_path) if rd.storage.is_file(rd.claims_path) else None
 
 
 def until_of(run_dir: str | Path) -> Until | None:
@@ -76,7 +70,7 @@ def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed:
     record = check.record or {}
     if not record and check.intact:
         return None
-    claims = read_claims(rd.claims_path) if rd.storage.is_file(rd.claims_path) else None
+    claims = sealed_claims(rd)
     judged = judge_claims(claims, df, specs, results, until=until_of(run_dir), seed=seed) if claims else []
     result = outcome([r.verdict.verdict for r in judged]) if judged else "no claims to judge"
     if not check.intact:

@@ -18,6 +18,7 @@ from study.execution.runner import load_study
 from study.execution.waves import Look
 from study.spec.until import Until
 from study.store.rundir import RunDir
+from study.store.sealing import sealed_claims
 
 from ..stats.claims import ClaimResult, gated
 from ..stats.decisions import Tracked, decisions_table, track, upto_configurations
@@ -25,7 +26,7 @@ from ..stats.tuned import TPE_STARTUP, TunedComparison, tuned_comparison
 from ..stats.verdict import INCONCLUSIVE
 from ..tables import Table
 from .imported import read_import_spec
-from .ledger import judge_claims, sealed_claims
+from .ledger import judge_claims
 from .load import comparisons_of, load
 
 __all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "spending_looks", "claims_at"]
@@ -65,7 +66,7 @@ class WavePolicy:
 def claims_at(run_dir, df: pd.DataFrame, specs, results, until: Until, samples: int) -> list[ClaimResult]:
     """The sealed claims of ``run_dir`` judged, with anytime-valid intervals,
     on its first ``samples`` configurations (none when no claims are sealed)."""
-    claims = sealed_claims(run_dir)
+    claims = sealed_claims(RunDir(run_dir))
     if claims is None:
         return []
     return judge_claims(claims, upto_configurations(df, samples), specs, results, until=until)

@@ -226,8 +226,8 @@ def _claim_row(r, budget_spent: bool) -> list[str]:
         state, reached = f"gate reached: {v.verdict}", str(r.reached_at) if r.reached_at is not None else "–"
     where = ", ".join(f"{k}={'|'.join(map(str, x))}" for k, x in c.where.items()) or "all"
     target = f", target {c.target:g}" if c.target is not None else ""
-    return [f"claim {c.id} ({c.kind}{target}, {c.rule.describe()})", c.option or "–", c.other or "–", where, str(r.n),
-            interval, state, reached]
+    return [f"claim {c.id} ({c.kind}{target}, {c.rule.describe()})", c.option or "–", c.other or "–", where,
+            str(r.n), interval, state, reached]
 
 
 def _interval_note(until: Until, scale: str, count: int) -> str:

@@ -30,5 +30,6 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "trial": ("seed_everything", "Record", "run_trial", "drive_trial", "NoMetrics", "run_group", "trainable",
               "group_trainable"),
     "tuned": ("run_tuned", "journal_path", "ask_values"),
-    "waves": ("Look", "Policy", "WavesSummary", "run_until", "wave_size", "hours_spent"),
+    "waves": ("Look", "Policy", "WavesSummary", "run_until", "check_claims_to_wait_for", "wave_size",
+              "hours_spent"),
 })

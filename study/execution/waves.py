@@ -19,11 +19,15 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol, TextIO
 
+from ..errors import UserError
+from ..spec.claimsfile import read_claims
 from ..store.rundir import RunDir
+from ..store.sealing import sealed_claims
 from .runner import RunSummary, load_study, run
 from .session import ray_session
 
-__all__ = ["Look", "Policy", "WavesSummary", "run_until", "wave_size", "hours_spent"]
+__all__ = ["Look", "Policy", "WavesSummary", "run_until", "check_claims_to_wait_for", "wave_size",
+           "hours_spent"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,25 @@ def hours_spent(out: str) -> float:
     return (max(parsed) - min(parsed)).total_seconds() / 3600 if parsed else 0.0
 
 
+def check_claims_to_wait_for(space, space_path, out, claims_file) -> None:
+    """``until.claims: true`` needs sealed claims it can judge along the way:
+    a claims file given now (``claims``) or sealed into ``out`` before, and a
+    mean value claim needs the scores' bounds. Checked before anything is written."""
+    where = f"{space_path}: until.claims" if isinstance(space_path, (str, os.PathLike)) else \
+        f"study {space.name}: until.claims"
+    rd = RunDir(str(out))
+    claims = read_claims(claims_file) if claims_file else (sealed_claims(rd) if rd.exists() else None)
+    if claims is None:
+        raise UserError(where, f"the study waits for sealed claims' gates, and no claims are sealed in {out}.",
+                        "Give the claims file: seedsweep run ... --claims FILE (or remove until.claims).")
+    for c in claims.claims:
+        if c.kind == "value" and c.statistic == "mean" and space.until.claim_bounds is None:
+            raise UserError(where.replace("until.claims", "until.range"), f"claim {c.id} judges a mean, and an "
+                            "anytime-valid interval of a mean needs the scores' bounds, which the "
+                            f"{space.family} family does not know.", "Give until.range: [lo, hi] (the bounds of "
+                            "the score), or judge the median (statistic: median).")
+
+
 def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, num_cpus: int | None = None,
               **kwargs) -> WavesSummary:
     """Run the adaptive study of ``space_path`` (it has ``until:``) into ``out``
@@ -100,6 +123,8 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
     stream = stream or sys.stderr
     space = load_study(space_path)
     until = space.until
+    if until.claims:
+        check_claims_to_wait_for(space, space_path, out, kwargs.get("claims"))
     per_config = space.trials_per_config
     cap = until.sample_cap(per_config) or math.inf
     step = wave_size(space, num_cpus)

@@ -22,7 +22,7 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "manifest": ("build_manifest", "imported_manifest", "versions", "packages", "git_state", "compared_options"),
     "rows": ("trial_row", "epoch_rows", "confusion_rows", "outcome_of", "parse_time", "nan_to_none"),
     "rundir": ("RunDir", "SCHEMA_VERSION"),
-    "sealing": ("check_claims", "seal", "sealed", "SealCheck", "verify", "refuse_broken_seal"),
+    "sealing": ("check_claims", "seal", "sealed", "sealed_claims", "SealCheck", "verify", "refuse_broken_seal"),
     "shards": ("FOLD_PARTS", "MAX_SHARDS", "TABLES", "resolve", "fold", "merge", "compact_all", "shard_name",
                "shard_seq", "fold_parts", "read_resolved", "stored_keys", "Cached"),
     "stamps": ("SEAL_KEY", "stamp", "stamps_of", "union"),

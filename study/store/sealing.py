@@ -19,10 +19,10 @@ from typing import Any
 
 from ..errors import UserError
 from ..files import file_sha256
-from ..spec.claimsfile import read_claims
+from ..spec.claimsfile import Claims, read_claims
 from .rundir import RunDir
 
-__all__ = ["check_claims", "seal", "sealed", "SealCheck", "verify", "refuse_broken_seal"]
+__all__ = ["check_claims", "seal", "sealed", "sealed_claims", "SealCheck", "verify", "refuse_broken_seal"]
 
 
 def check_claims(path: str | Path, rd: RunDir, supersede: str | None) -> tuple[bytes, str]:
@@ -45,6 +45,11 @@ def check_claims(path: str | Path, rd: RunDir, supersede: str | None) -> tuple[b
 def sealed(rd: RunDir) -> dict[str, Any] | None:
     """The manifest's record of the sealed claims (None when there are none)."""
     return rd.manifest().get("claims") if rd.exists() else None
+
+
+def sealed_claims(rd: RunDir) -> Claims | None:
+    """The claims file sealed into ``rd``, read and checked (None when there is none)."""
+    return read_claims(rd.claims_path) if rd.storage.is_file(rd.claims_path) else None
 
 
 def seal(path: str | Path, rd: RunDir, manifest: dict[str, Any], *, supersede: str | None = None,
