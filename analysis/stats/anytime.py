@@ -7,7 +7,14 @@ every number of configurations at once.
 
 The unit is the **configuration** (runs of one configuration share its
 hyperparameters, so they are not independent of each other; configurations
-are drawn independently). Per claim statistic:
+are drawn independently). A claim pooled over tasks or studies pools each
+configuration's runs across them (configuration c00012 of every task is one
+unit), in configuration order: the units are then independent draws of one
+law whose mean is the pooled one. Taking the tasks one after another instead
+would feed the sequence the first task's units first, and its running
+intersection would lock onto that task's mean. When every candidate value has
+been rejected (an empty running intersection) the path says so (``empty``)
+rather than showing a point. Per claim statistic:
 
 * a **mean** of values known to lie in [lo, hi]: each configuration's mean of
   its values, in configuration order, under the betting sequence of
@@ -113,6 +120,7 @@ class ClaimPath:
     lower: np.ndarray
     upper: np.ndarray
     how: str                               # which sequence, in a few words
+    empty: np.ndarray | None = None        # after each configuration: every value rejected (an empty intersection)
 
     @property
     def n(self) -> int:
@@ -150,8 +158,10 @@ def claim_path(values, clusters, *, statistic: str, alpha: float, bounds: tuple[
         per = np.array([x[rank == i].mean() for i in range(n)])
         cs = bounded_cs(per, alpha, bounds[0], bounds[1])
         return ClaimPath(tuple(labels), estimate, cs.lower, cs.upper,
-                         f"betting sequence on configuration means in [{bounds[0]:g}, {bounds[1]:g}]")
+                         f"betting sequence on configuration means in [{bounds[0]:g}, {bounds[1]:g}]", cs.empty)
     lower, upper = np.empty(n), np.empty(n)
     for i in range(n):
         lower[i], upper[i] = median_interval(x[rank <= i], rank[rank <= i], alpha)
-    return ClaimPath(tuple(labels), estimate, lower, upper, "sign-test sequence (beta mixture) over configurations")
+    empty = np.logical_or.accumulate(lower > upper) if n else np.zeros(0, dtype=bool)
+    return ClaimPath(tuple(labels), estimate, lower, upper, "sign-test sequence (beta mixture) over configurations",
+                     empty)

@@ -153,16 +153,18 @@ def _wins(claim: Claim, cmp, table: pd.DataFrame) -> np.ndarray:
 
 
 def _configurations(labels) -> np.ndarray:
-    """The configuration of each unit label (a seed unit's label ends in /seed=K)."""
-    return np.array([str(x).split("/seed=")[0] for x in labels], dtype=object)
+    """The configuration of each unit label, pooled across studies and tasks: a
+    pair's label is ``[study/][task/]config_id`` and a seed unit's ends in
+    /seed=K; both give ``config_id`` (the anytime unit, module docstring of
+    :mod:`analysis.stats.anytime`)."""
+    return np.array([str(x).split("/seed=")[0].rsplit("/", 1)[-1] for x in labels], dtype=object)
 
 
 def _run_clusters(rows: pd.DataFrame) -> np.ndarray:
-    """Each run's configuration (a row of its own where rows have no config_id)."""
+    """Each run's configuration, pooled across the rows' studies and tasks (a
+    row of its own where rows have no config_id)."""
     if "config_id" in rows:
-        scope = [c for c in ("study", "task") if c in rows.columns and rows[c].nunique(dropna=False) > 1]
-        label = rows["config_id"].astype(str)
-        return (rows[scope].astype(str).agg("/".join, axis=1) + "/" + label if scope else label).to_numpy(object)
+        return rows["config_id"].astype(str).to_numpy(object)
     return np.array([f"r{i:08d}" for i in range(len(rows))], dtype=object)
 
 
@@ -210,16 +212,35 @@ def _judge_anytime(claim: Claim, rows: pd.DataFrame, spec, *, results, n_bootstr
                     "declares none: give until.range [lo, hi] in the study file (or judge the median).", e,
                     (float("nan"), float("nan")), float(claim.target), claim.rule)
         return ClaimResult(claim, v, path.n, anytime=path.how)
-    steps = [verdict(float(e), (float(lo), float(hi)), claim.target, claim.rule)
-             for e, lo, hi in zip(path.estimate, path.lower, path.upper)]
+    empty = path.empty if path.empty is not None else np.zeros(path.n, dtype=bool)
+    steps = [_empty_verdict(claim, float(e), path.n) if gone else
+             verdict(float(e), (float(lo), float(hi)), claim.target, claim.rule)
+             for e, lo, hi, gone in zip(path.estimate, path.lower, path.upper, empty)]
     final = steps[-1]
     reached = None
     if final.verdict != INCONCLUSIVE:
         reached = path.n
         while reached > 1 and steps[reached - 2].verdict != INCONCLUSIVE:
             reached -= 1
+    if empty[-1]:
+        reached = None
     extra = {}
     if claim.kind == "value":
         fixed = judge(claim, rows, n_bootstrap=n_bootstrap, seed=seed)
         extra = dict(collapsed=fixed.collapsed, without=fixed.without, collapsed_keys=fixed.collapsed_keys)
     return ClaimResult(claim, final, path.n, anytime=path.how, reached_at=reached, **extra)
+
+
+#: why an anytime claim is inconclusive when its sequence rejected every value
+EMPTY_WHY = ("inconclusive: the data disagree with every value (the anytime-valid sequence's running intersection "
+             "is empty).")
+
+
+def _empty_verdict(claim: Claim, estimate: float, n: int) -> Verdict:
+    """The verdict of a claim whose anytime-valid sequence rejected every value: inconclusive, with a warning."""
+    warning = (f"claim {claim.id}: after {n} configurations every candidate value was rejected, which happens with "
+               "probability at most 1 - confidence when the configurations are independent draws of one law; "
+               "check that the claim's rows do not drift (a filter mixing studies run at different times, a "
+               "change of code between waves)")
+    return Verdict(INCONCLUSIVE, EMPTY_WHY, estimate, (float("nan"), float("nan")),
+                   float(claim.target) if claim.target is not None else float("nan"), claim.rule, warning)

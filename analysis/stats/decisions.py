@@ -198,7 +198,8 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
     for t in tracked:
         lo, hi = t.interval()
         decision = t.decision if t.decision != "undecided" or not budget_spent else "undecided at budget"
-        rows.append([t.choice, t.a, t.b, t.task, str(t.n), f"[{lo:.4f}, {hi:.4f}]", decision,
+        interval = "empty: the data disagree with every value" if t.sequence.is_empty() else f"[{lo:.4f}, {hi:.4f}]"
+        rows.append([t.choice, t.a, t.b, t.task, str(t.n), interval, decision,
                      str(t.decided_at) if t.decided_at is not None else "–"])
     notes = [_interval_note(until, scale, len(tracked))]
     if claims is not None:

@@ -52,11 +52,20 @@ class Sequence:
     lower: np.ndarray
     upper: np.ndarray
     alpha: float
+    #: after observation i, whether every candidate mean has been rejected at some
+    #: time up to i (an empty running intersection; None: never). The data then
+    #: disagree with every value, which happens with probability at most alpha when
+    #: the observations share one mean; ``lower``/``upper`` hold the crossed bounds.
+    empty: np.ndarray | None = None
 
     @property
     def n(self) -> int:
         """How many observations the sequence has seen."""
         return len(self.lower)
+
+    def is_empty(self) -> bool:
+        """Whether the running intersection is empty after the last observation."""
+        return bool(self.empty is not None and self.n and self.empty[-1])
 
     def last(self) -> tuple[float, float]:
         """The interval after the last observation ((0, 1) before any)."""
@@ -104,17 +113,20 @@ def betting_cs(x, alpha: float, *, grid: int = GRID) -> Sequence:
     capital = 0.5 * np.exp(np.minimum(log_up, 700.0)) + 0.5 * np.exp(np.minimum(log_down, 700.0))
     keep = capital < 1.0 / alpha
     lower, upper = np.empty(len(x)), np.empty(len(x))
+    none_kept = np.zeros(len(x), dtype=bool)
     step = 1.0 / (grid - 1)
     for t in range(len(x)):
         kept = np.flatnonzero(keep[t])
         if kept.size:
             lower[t] = max(0.0, m[kept[0]] - step)               # outwards to the grid: never narrower
             upper[t] = min(1.0, m[kept[-1]] + step)
-        else:                                                    # every m rejected: keep the last interval
+        else:                                                    # every m rejected: the set is empty from here
+            none_kept[t] = True
             lower[t], upper[t] = (lower[t - 1], upper[t - 1]) if t else (0.0, 1.0)
     lower, upper = np.maximum.accumulate(lower), np.minimum.accumulate(upper)
-    upper = np.maximum(upper, lower)                            # an empty intersection collapses to a point
-    return Sequence(lower, upper, alpha)
+    # an empty intersection is reported (``empty``), never shown as a point: the bounds stay crossed
+    empty = np.logical_or.accumulate(none_kept | (lower > upper)) if len(x) else np.zeros(0, dtype=bool)
+    return Sequence(lower, upper, alpha, empty)
 
 
 def asymptotic_cs(x, alpha: float, *, optimise_at: int = OPTIMISE_AT,
@@ -175,7 +187,7 @@ def bounded_cs(x, alpha: float, lo: float, hi: float, *, grid: int = GRID) -> Se
     x = np.asarray(x, dtype=float)
     span = hi - lo
     cs = betting_cs(np.clip((x - lo) / span, 0.0, 1.0), alpha, grid=grid)
-    return Sequence(lo + cs.lower * span, lo + cs.upper * span, alpha)
+    return Sequence(lo + cs.lower * span, lo + cs.upper * span, alpha, cs.empty)
 
 
 def split_alpha(alpha: float, sequences: int) -> float:
