@@ -47,7 +47,7 @@ from .significance import bootstrap_median
 from .verdict import (INCONCLUSIVE, Verdict, mean_ranks, percentile_interval, rank_interval, rank_verdict,
                       value_estimate, verdict)
 
-__all__ = ["ClaimResult", "judge", "claim_sequence", "gated", "GATED_RULES"]
+__all__ = ["ClaimResult", "judge", "claim_sequence", "gated", "GATED_RULES", "EMPTY_WHY"]
 
 #: the rules that can say "inconclusive": a claim with one of them has a gate that an
 #: ``until.claims: true`` study waits for (band and best judge the estimate alone)

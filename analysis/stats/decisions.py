@@ -29,7 +29,7 @@ from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide,
 from .spending import SpendingPath, look_counts, spending_path
 from .verdict import INCONCLUSIVE
 
-__all__ = ["Tracked", "track", "units", "sequence_for", "decisions_table", "replay_markdown", "upto_configurations"]
+__all__ = ["Tracked", "Units", "track", "units", "worst_score", "sequence_for", "decisions_table", "replay_markdown", "upto_configurations"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,9 @@ class Tracked:
     decided_at: int | None
     values: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0))
     path: SpendingPath | None = field(repr=False, default=None)     # method: spending's looks
+    imputed: tuple[str, ...] = ()           # units in which a run without a score was given the worst value
+    left_out: tuple[str, ...] = ()          # configurations a mean could not value (no declared worst score)
+    flagged: tuple[str, ...] = ()           # units with a run that is not ok (collapsed, diverged or failed)
 
     @property
     def n(self) -> int:
@@ -61,44 +64,89 @@ class Tracked:
         return self.sequence.last() if self.n else (-np.inf, np.inf)
 
 
+@dataclass(frozen=True)
+class Units:
+    """One task's units of A against B: their labels and values in
+    configuration order, the labels of the units in which a run had no
+    score and was given the worst (``imputed``), the configurations left
+    out because a mean has no declared worst score (``left_out``), and the
+    units with any run that is not ok, scored or not (``flagged``)."""
+
+    labels: list[str]
+    values: np.ndarray
+    imputed: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+    flagged: tuple[str, ...] = ()               # units with a run that is not ok (collapsed, diverged, failed)
+
+    def __iter__(self):                         # (labels, values), as callers unpack it
+        return iter((self.labels, self.values))
+
+    def __getitem__(self, i):
+        return (self.labels, self.values)[i]
+
+
 def units(df: pd.DataFrame, choice: str, a: str, b: str, *, score: str = "test_score", mode: str = "max",
-          statistic: str = "share", seeds: int | None = None, upto: int | None = None, ignore=(), results=()
-          ) -> dict[str, tuple[list[str], np.ndarray]]:
-    """Per task: the labels and values of the units of A against B, in
-    configuration order (stored order for imported rows). A configuration
-    enters once every seed of both options is stored (``seeds`` per option;
-    None: any), only as part of the unbroken run of complete ones from the
-    first, and only with a finished score for both (a unit is never changed
-    later). ``upto``: only configurations c00000 … c(upto-1). ``ignore`` and
-    ``results``: columns left out of the pairing (imported rows pair by the rest)."""
+          statistic: str = "share", seeds: int | None = None, upto: int | None = None, ignore=(), results=(),
+          worst: float | None = None) -> dict[str, Units]:
+    """Per task: the units of A against B in configuration order (stored
+    order for imported rows). A configuration enters once every seed of both
+    options is stored (``seeds`` per option; None: any), and only as part of
+    the unbroken run of complete ones from the first (a unit is never
+    changed later). ``upto``: only configurations c00000 … c(upto-1).
+    ``ignore`` and ``results``: columns left out of the pairing (imported
+    rows pair by the rest).
+
+    Every stored run counts: a collapsed or diverged run that has a score
+    keeps it; a run with none (failed, or diverged without a score) is given
+    the worst value: ``worst`` (the declared worst score, e.g. the bound of
+    ``until.range``), and for a win share, where no worst is declared, a
+    value below every score (that side loses the configuration; both sides:
+    a tie). A mean with no declared worst cannot value such a run: its
+    configuration is left out and counted (:class:`Units`)."""
     if upto is not None:
         df = upto_configurations(df, upto)
     rows, _ = paired_rows(df, choice, [a, b], score, tuple(ignore), tuple(results), by="task")
     sign = -1.0 if mode == "min" else 1.0
-    frame = pd.DataFrame({"pair": rows.pair, "label": rows.label, "opt": rows.opt, "group": rows.group,
-                          "at": rows.index, "score": np.where(rows.status == "ok", rows.score * sign, np.nan)})
-    ordered = by_config(df, choice)
-    out: dict[str, tuple[list[str], np.ndarray]] = {}
-    for task, part in frame.groupby("group", sort=True):
-        g = part.groupby(["pair", "opt"])
-        count = g.size().unstack(fill_value=0).reindex(columns=[0, 1], fill_value=0)
-        mean = g["score"].mean().unstack().reindex(columns=[0, 1])
-        first = part.groupby("pair").agg(label=("label", "first"), at=("at", "min"))
-        first = first.sort_values("label" if ordered else "at")
-        labels, values = [], []
-        for pair, row in first.iterrows():
-            na, nb = count.loc[pair, 0], count.loc[pair, 1]
-            if seeds is None and not (na and nb):
-                continue                                # stored rows (a replay): a configuration without a pair
-            if seeds is not None and (na < seeds or nb < seeds):
-                break                                   # a running study: the first incomplete one ends the run
-            x, y = mean.loc[pair, 0], mean.loc[pair, 1]
-            if not (np.isfinite(x) and np.isfinite(y)):
-                continue                                 # complete but no finished score on one side
-            labels.append(str(row["label"]))
-            values.append(float(share_units([x], [y])[0]) if statistic == "share" else x - y)   # oriented: > 0, A better
-        out[str(task)] = (labels, np.asarray(values, dtype=float))
+    status = rows.status.astype(str)
+    scored = np.isfinite(rows.score) & np.isin(status, ("ok", "diverged"))
+    floor = sign * worst if worst is not None else (-np.inf if statistic == "share" else np.nan)
+    frame = pd.DataFrame({"group": rows.group, "pair": rows.pair, "label": rows.label, "opt": rows.opt,
+                          "at": rows.index, "score": np.where(scored, rows.score * sign, floor),
+                          "imputed": ~scored, "flagged": status != "ok"})
+    out: dict[str, Units] = {}
+    if not len(frame):
+        return out
+    g = frame.groupby(["group", "pair"], sort=False)
+    per = g.agg(label=("label", "first"), at=("at", "min"), imputed=("imputed", "any"), flagged=("flagged", "any"))
+    cells = frame.groupby(["group", "pair", "opt"], sort=False)["score"]
+    count = cells.size().unstack(fill_value=0).reindex(columns=[0, 1], fill_value=0)
+    mean = cells.mean().unstack().reindex(columns=[0, 1])
+    per = per.join(count.rename(columns={0: "na", 1: "nb"})).join(mean.rename(columns={0: "x", 1: "y"}))
+    per = per.reset_index().sort_values(["group", "label" if by_config(df, choice) else "at"], kind="stable")
+    for task, part in per.groupby("group", sort=True):
+        if seeds is None:
+            part = part[(part["na"] > 0) & (part["nb"] > 0)]    # stored rows (a replay): pairs only
+        else:                                                    # a running study: the unbroken complete run
+            short = ((part["na"] < seeds) | (part["nb"] < seeds)).to_numpy()
+            part = part.iloc[:int(np.argmax(short)) if short.any() else len(part)]
+        x, y = part["x"].to_numpy(dtype=float), part["y"].to_numpy(dtype=float)
+        valued = ~(np.isnan(x) | np.isnan(y))                    # NaN: a mean without a declared worst score
+        kept = part[valued]
+        labels = [str(v) for v in kept["label"]]
+        values = share_units(x[valued], y[valued]) if statistic == "share" else x[valued] - y[valued]  # > 0: A better
+        out[str(task)] = Units(labels, np.asarray(values, dtype=float),
+                               tuple(str(v) for v in kept.loc[kept["imputed"], "label"]),
+                               tuple(str(v) for v in part.loc[~valued, "label"]),
+                               tuple(str(v) for v in kept.loc[kept["flagged"], "label"]))
     return out
+
+
+def worst_score(until: Until, mode: str) -> float | None:
+    """The declared worst score a run without one gets in a mean: the bound of
+    ``until.range`` on the losing side (None: no range is declared)."""
+    if until.range is None:
+        return None
+    return until.range[0] if mode == "max" else until.range[1]
 
 
 def upto_configurations(df: pd.DataFrame, upto: int) -> pd.DataFrame:
@@ -157,7 +205,8 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
         rows = rows_where(df, spec.where)
         for a, b in combinations([str(o) for o in spec.options or []], 2):
             per_pair[(c, a, b)] = units(rows, c, a, b, score=score, mode=spec.mode, statistic=until.statistic,
-                                        seeds=seeds, upto=upto, ignore=spec.ignore, results=results)
+                                        seeds=seeds, upto=upto, ignore=spec.ignore, results=results,
+                                        worst=worst_score(until, spec.mode))
     if until.range is not None and until.statistic == "mean":
         lo, hi = until.range
         finite = df[score].to_numpy(dtype=float)
@@ -172,18 +221,20 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
     centre = 0.5 if until.statistic == "share" else 0.0
     out = []
     for (c, a, b), tasks in per_pair.items():
-        for task, (labels, values) in tasks.items():
+        for task, u in tasks.items():
+            labels, values, counted = u.labels, u.values, dict(imputed=u.imputed, left_out=u.left_out,
+                                                                flagged=u.flagged)
             if until.method == "spending":
                 cs, path = spending_tracked(values, labels, until, alpha, looks=looks, cap=cap)
                 first = None if path.decided_look is None else path.counts[path.decided_look]
                 out.append(Tracked(c, a, b, task, tuple(labels), cs, centre, until.delta, path.decision, first,
-                                   values, path))
+                                   values, path, **counted))
                 continue
             cs = sequence_for(values, until, alpha)
             steps = [decide(lo_, hi_, centre=centre, delta=until.delta) for lo_, hi_ in zip(cs.lower, cs.upper)]
             first = next((i + 1 for i, s in enumerate(steps) if s != "undecided"), None)
             out.append(Tracked(c, a, b, task, tuple(labels), cs, centre, until.delta,
-                               steps[-1] if steps else "undecided", first, values))
+                               steps[-1] if steps else "undecided", first, values, **counted))
     return out
 
 
@@ -200,8 +251,9 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
         decision = t.decision if t.decision != "undecided" or not budget_spent else "undecided at budget"
         interval = "empty: the data disagree with every value" if t.sequence.is_empty() else f"[{lo:.4f}, {hi:.4f}]"
         rows.append([t.choice, t.a, t.b, t.task, str(t.n), interval, decision,
-                     str(t.decided_at) if t.decided_at is not None else "–"])
-    notes = [_interval_note(until, scale, len(tracked))]
+                     str(t.decided_at) if t.decided_at is not None else "–",
+                     f"{len(t.flagged)} ({len(t.imputed)})"])
+    notes = [_interval_note(until, scale, len(tracked)), _imputed_note(tracked, until)]
     if claims is not None:
         rows += [_claim_row(r, budget_spent) for r in claims]
         notes.append("Claims (until.claims: true): the study runs until every claim with a gate (rules interval, "
@@ -209,8 +261,22 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
                      "gate and hold nothing. A claim's interval is anytime-valid (its sequence holds at a "
                      "data-dependent stop); 'decided at': the configurations from which its verdict has held."
                      + ("" if claims else " No claims are sealed in this run directory."))
-    return Table(["choice", "A", "B", "task", "configurations", "interval", "decision", "decided at"], rows, notes,
-                 numeric_from=4)
+    return Table(["choice", "A", "B", "task", "configurations", "interval", "decision", "decided at",
+                  "not ok (no score)"], rows, notes, numeric_from=4)
+
+
+def _imputed_note(tracked: list[Tracked], until: Until) -> str:
+    """What the 'without a score' column counts, and the configurations a mean left out."""
+    worst = ("the declared worst score (until.range's bound)" if until.statistic == "mean" else
+             "that side's loss (both sides: a tie)")
+    note = ("Every run counts: collapsed and diverged runs keep their score. 'not ok (no score)': the configurations "
+            "counted with a run that is not ok (collapsed, diverged or failed) and, in brackets, those in which a run "
+            f"had no score (failed, or diverged with none) and counted as {worst}.")
+    out = [f"{t.choice} {t.a}–{t.b} ({t.task}): {len(t.left_out)}" for t in tracked if t.left_out]
+    if out:
+        note += (" Left out, because statistic: mean has no declared worst score here (give until.range to count "
+                 "them): " + "; ".join(out) + " configurations.")
+    return note
 
 
 def _claim_row(r, budget_spent: bool) -> list[str]:
@@ -228,7 +294,7 @@ def _claim_row(r, budget_spent: bool) -> list[str]:
     where = ", ".join(f"{k}={'|'.join(map(str, x))}" for k, x in c.where.items()) or "all"
     target = f", target {c.target:g}" if c.target is not None else ""
     return [f"claim {c.id} ({c.kind}{target}, {c.rule.describe()})", c.option or "–", c.other or "–", where,
-            str(r.n), interval, state, reached]
+            str(r.n), interval, state, reached, "–"]
 
 
 def _interval_note(until: Until, scale: str, count: int) -> str:

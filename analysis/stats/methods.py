@@ -14,14 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from study.spec.until import Until, look_schedule
 
-from .decisions import sequence_for
+from .decisions import sequence_for, units, worst_score
 from .sequential import decide
 from .spending import spending_looks, spending_path
 
-__all__ = ["Outcomes", "simulate", "collapse_null", "lognormal_null", "METHODS"]
+__all__ = ["Outcomes", "simulate", "collapse_null", "lognormal_null", "collapse_trials", "stored_units", "METHODS"]
 
 #: the methods of ``until.method``, in the order plan prints them
 METHODS = ("exact", "asymptotic", "spending")
@@ -104,3 +105,57 @@ def lognormal_null(rng: np.random.Generator, reps: int, n: int, *, sigma: float 
     0.0
     """
     return scale * (np.exp(sigma * rng.standard_normal((reps, n))) - np.exp(sigma * sigma / 2))
+
+
+def collapse_trials(rng: np.random.Generator, reps: int, n: int, *, rate: float = 0.05, statistic: str = "mean",
+                    scored: bool = True, base: float = 0.8, spread: float = 0.05, noise: float = 0.005
+                    ) -> pd.DataFrame:
+    """Null studies with collapses, stored as the engine stores them: a trials
+    table of ``reps`` studies (the ``task`` column, ``s0000`` …), each of ``n``
+    configurations with one run of option A and one of B (choice ``c``). B
+    scores the configuration's level (about ``base``); A collapses in a share
+    ``rate`` of configurations, stored ``diverged`` with the reason
+    "collapsed: …" and, with ``scored``, its score (the sentence family's
+    way: the majority rate, here 0), else with none (a run that produced no
+    score; it counts as the worst score 0).
+
+    The null holds with every run counted: for ``statistic: mean`` A is ahead
+    by the same amount elsewhere, so that the mean difference is exactly 0;
+    for ``share`` A wins elsewhere with probability ½ / (1 − ``rate``), so
+    that A's win share is exactly ½. Dropping the collapsed runs (what the
+    decisions did before every run counted) leaves A ahead on both.
+
+    >>> df = collapse_trials(np.random.default_rng(0), 2, 100)
+    >>> sorted(df.status.unique()), len(df)
+    (['diverged', 'ok'], 400)
+    """
+    level = base + spread * rng.standard_normal((reps, n))
+    collapsed = rng.random((reps, n)) < rate
+    if statistic == "mean":
+        gain = rate * base / (1 - rate)                      # E[level] = base: A's loss where it collapses
+        a = level + gain + noise * rng.standard_normal((reps, n))
+        b = level + noise * rng.standard_normal((reps, n))
+    else:
+        wins = rng.random((reps, n)) < 0.5 / (1 - rate)
+        gap = np.abs(noise * rng.standard_normal((reps, n))) + 1e-6
+        a, b = level + np.where(wins, gap, -gap), level
+    a = np.where(collapsed, 0.0 if scored else np.nan, a)
+    config = np.array([f"c{i:05d}" for i in range(n)])
+    task = np.array([f"s{r:04d}" for r in range(reps)])
+    frames = []
+    for option, score, status in (("A", a, np.where(collapsed, "diverged", "ok")), ("B", b, np.full((reps, n), "ok"))):
+        frames.append(pd.DataFrame({
+            "task": np.repeat(task, n), "config_id": np.tile(config, reps), "choice": "c", "option": option,
+            "seed": 0, "test_score": score.reshape(-1), "status": status.reshape(-1),
+            "reason": np.where(status == "diverged", "collapsed: best dev accuracy at the majority rate",
+                               None).reshape(-1)}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def stored_units(df: pd.DataFrame, until: Until) -> tuple[np.ndarray, np.ndarray]:
+    """The units the engine's decisions take from :func:`collapse_trials`' rows
+    (:func:`analysis.stats.decisions.units`, every run counted): studies ×
+    configurations, and how many units per study carry a worst value."""
+    per = units(df, "c", "A", "B", statistic=until.statistic, worst=worst_score(until, "max"))
+    rows = np.vstack([u.values for _, u in sorted(per.items())])
+    return rows, np.array([len(u.imputed) for _, u in sorted(per.items())])

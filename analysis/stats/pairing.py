@@ -99,8 +99,8 @@ def paired_rows(df: pd.DataFrame, choice: str, options: list[str] | None, score:
         scope = [c for c in ("study", "task") if c in rows.columns and rows[c].nunique(dropna=False) > 1]
         pair = pair_ids(rows, scope + ["config_id"])
         label = rows["config_id"].astype(str)
-        if scope:
-            label = rows[scope].astype(str).agg("/".join, axis=1) + "/" + label
+        for column in reversed(scope):                   # "study/task/config_id", joined column-wise (fast)
+            label = rows[column].astype(str) + "/" + label
         label = label.to_numpy(dtype=object)
         option = option_strings(rows["option"])
     elif choice in df.columns:

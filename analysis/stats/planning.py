@@ -33,7 +33,7 @@ from ..specs import ComparisonSpec, rows_where
 from ..tables import Table
 from study.spec.until import NORMAL_METHODS
 
-from .decisions import units
+from .decisions import units, worst_score
 from .methods import METHODS, Outcomes, simulate
 from .sequential import split_alpha
 from .spending import recommend_budget
@@ -134,7 +134,8 @@ def plan(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=()
         rows = rows_where(df, spec.where)
         for a, b in combinations([str(o) for o in spec.options or []], 2):
             for task, (_, values) in units(rows, c, a, b, mode=spec.mode, statistic=until.statistic, seeds=seeds,
-                                           ignore=spec.ignore, results=results).items():
+                                           ignore=spec.ignore, results=results,
+                                           worst=worst_score(until, spec.mode)).items():
                 found.append((c, a, b, task, values))
     alpha = split_alpha(until.alpha, max(len(found), 1))
     ceiling = alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
