@@ -21,7 +21,7 @@ from study.spec.spacefile import read_text, read_yaml
 from study.spec.until import parse_until
 from study.store.rundir import RunDir
 
-__all__ = ["run_adaptive", "add_replay", "read_until"]
+__all__ = ["run_adaptive", "add_replay", "read_until", "extend"]
 
 
 def run_adaptive(args) -> int:
@@ -104,6 +104,69 @@ def _cmd_plan(args) -> int:
     return 0
 
 
+def extend(args) -> int:
+    """``seedsweep extend DIR --budget N``: raise a finished (or stopped)
+    adaptive study's configuration budget by a valid rule, record it in the
+    run directory, then run the new configurations (:mod:`analysis.stats.extension`)."""
+    import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from analysis.reading.rundirs import WavePolicy, study_decided   # (the same stack)
+    from analysis.stats.extension import extension_record          # (the same stack)
+
+    rd = RunDir(args.dir)
+    rd.require()
+    manifest = str(rd.manifest_path)
+    space = load_study(manifest)
+    where = f"{args.dir}: extend --budget {args.budget}"
+    if space.until is None:
+        raise UserError(where, "this study has no until: block, so it has no budget to extend.",
+                        "Give a run directory of an adaptive study (until: in its study file).")
+    before = rd.read_extension()
+    if before is not None:
+        raise UserError(str(rd.extension_path), f"the study was extended to {before['budget']} configurations "
+                        "already, and a second extension would spend its level again.",
+                        "Resume the extension with `seedsweep run` of its study file, or start a new study.")
+    cap = space.until.sample_cap(space.trials_per_config)
+    configs = rd.configs()
+    samples = configs.num_rows if configs is not None else 0
+    if cap is None or args.budget <= max(cap, samples):
+        raise UserError(where, f"the new budget must exceed the study's {cap or samples} configurations.",
+                        f"Give --budget above {max(cap or 0, samples)}.")
+    decided = study_decided(args.dir, analysis.load(args.dir))
+    if space.until.method == "spending":
+        planned = space.until.looks(space.samples, space.trials_per_config)
+        record = extension_record(decided.tracked, space.until, args.budget, planned, cap, samples)
+        open_ = [e for e in record["sequences"] if e["decision_before"] not in ("A better", "B better")]
+        if not open_:
+            raise UserError(where, "every comparison is decided already; there is nothing to extend.",
+                            "Report the study as it is.")
+        if not any(e["conditional_error"] > 1e-12 for e in open_):
+            raise UserError(where, "the design has no level left: it took its last planned look "
+                            f"({cap} configurations) and spent its whole alpha there, so a larger budget could only "
+                            "spend it again (a false winner more often than the study's confidence allows).",
+                            "Report the study as it ended ('undecided at budget'); for more configurations, run a "
+                            "new study into a new --out folder and report it as a new study, or next time extend "
+                            "before the last look.")
+    else:                                    # confidence sequences hold at any stop: the budget may simply grow
+        record = {"budget": int(args.budget), "from_budget": int(cap), "method": space.until.method,
+                  "sequences": []}
+    rd.write_extension(record)
+    for e in record["sequences"]:
+        print(f"[seedsweep] extend: {e['choice']} {e['a']} vs {e['b']} ({e['task']}): "
+              f"{e['decision_before']} at {e['units']} configurations; the new configurations are tested at the "
+              f"level left, {e['conditional_error']:.4g}", file=sys.stderr)
+    policy = WavePolicy(space.until, seeds=len(space.seeds), first=space.samples,
+                        trials_per_config=space.trials_per_config)
+    waves = run_until(manifest, args.dir, policy, address=args.address, num_cpus=args.num_cpus,
+                      command=sys.argv)
+    print(waves.line(), file=sys.stderr)
+    if waves.stopped is None:
+        return 1
+    print(f"[seedsweep] stopped after {waves.samples} configurations: {waves.stopped}", file=sys.stderr)
+    if not args.quiet:
+        print(analysis.report(args.dir))
+    return 0
+
+
 def add_replay(sub) -> None:
     """Register ``seedsweep replay`` and ``seedsweep plan`` on the command line's subparsers."""
     p = sub.add_parser("plan", help="from a pilot run, the configurations a fixed and a sequential design need")
@@ -118,3 +181,11 @@ def add_replay(sub) -> None:
     p.add_argument("--until", required=True, metavar="FILE",
                    help="a YAML file holding an until: block (or a study file with one)")
     p.set_defaults(func=_cmd_replay)
+    p = sub.add_parser("extend", help="give a finished adaptive study a larger configuration budget, spending only "
+                       "the level it has left, and run the new configurations")
+    p.add_argument("dir", help="the study's run directory")
+    p.add_argument("--budget", type=int, required=True, metavar="N", help="the new budget, in configurations")
+    p.add_argument("--address", help="join this running Ray cluster (default: a private local Ray)")
+    p.add_argument("--num-cpus", type=int, help="CPUs of the private local Ray (default: all)")
+    p.add_argument("--quiet", action="store_true", help="do not print the result tables at the end")
+    p.set_defaults(func=extend)

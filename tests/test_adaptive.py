@@ -20,7 +20,8 @@ import pytest
 
 import analysis
 from analysis.reading.rundirs import WavePolicy
-from analysis.stats.decisions import track, units
+from analysis.stats.decisions import track
+from analysis.stats.units import units
 from seedsweep.adaptive import read_until
 from study.errors import UserError
 from study.execution.waves import hours_spent

@@ -18,7 +18,8 @@ import pandas as pd
 import pytest
 
 from analysis.specs import ComparisonSpec
-from analysis.stats.decisions import decisions_table, track, units
+from analysis.stats.decisions import decisions_table, track
+from analysis.stats.units import units
 from analysis.stats.methods import collapse_trials, simulate, stored_units
 from study.spec.until import Until
 

@@ -21,7 +21,8 @@ from study.store.rundir import RunDir
 from study.store.sealing import sealed_claims
 
 from ..stats.claims import ClaimResult, gated
-from ..stats.decisions import Tracked, decisions_table, track, upto_configurations
+from ..stats.decisions import Tracked, decisions_table, track
+from ..stats.units import upto_configurations
 from ..stats.tuned import TPE_STARTUP, TunedComparison, tuned_comparison
 from ..stats.verdict import INCONCLUSIVE
 from ..tables import Table
@@ -29,7 +30,7 @@ from .imported import read_import_spec
 from .ledger import judge_claims
 from .load import comparisons_of, load
 
-__all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "spending_looks", "claims_at"]
+__all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "spending_looks", "claims_at", "look_record"]
 
 
 class WavePolicy:
@@ -46,9 +47,10 @@ class WavePolicy:
     def __call__(self, out: str, samples: int) -> Look:
         df = load(out)
         specs, results = comparisons_of(out)
+        extension = RunDir(out).read_extension()
         looks, cap = spending_looks(self.until, self.first or samples, self.trials_per_config, samples)
         self.last = track(df, self.until, specs, results, seeds=self.seeds, upto=samples, where=str(out),
-                          looks=looks, cap=cap)
+                          looks=looks, cap=cap, extension=extension)
         open_ = [t for t in self.last if t.decision == "undecided"]
         why = (f"every comparison decided ({len(self.last)})" if not open_ else
                f"{len(self.last) - len(open_)} of {len(self.last)} decided")
@@ -60,7 +62,22 @@ class WavePolicy:
             why += (f"; every claim's gate reached ({len(gates)})" if not waiting else
                     f"; {len(gates) - len(waiting)} of {len(gates)} claims' gates reached (waiting for "
                     f"{', '.join(waiting)})")
-        return Look(stop=not open_ and not waiting, why=why)
+        return Look(stop=not open_ and not waiting, why=why, record=look_record(self.last, self.until))
+
+
+def look_record(tracked: list[Tracked], until: Until) -> dict:
+    """What a look decided, per tracked sequence, with the units counted and
+    (``method: spending``) the information fraction, the normal score and the
+    boundary it was tested against: the run directory keeps it (``looks.json``)."""
+    sequences = []
+    for t in tracked:
+        lo, hi = t.interval()
+        entry = {"choice": t.choice, "a": t.a, "b": t.b, "task": t.task, "units": t.n, "decision": t.decision,
+                 "interval": [float(lo), float(hi)]}
+        if t.path is not None and t.path.counts:
+            entry.update(fraction=t.path.fractions[-1], z=t.path.z[-1], boundary=t.path.bounds[-1])
+        sequences.append(entry)
+    return {"until": until.as_dict(), "decisions": [s["decision"] for s in sequences], "sequences": sequences}
 
 
 def claims_at(run_dir, df: pd.DataFrame, specs, results, until: Until, samples: int) -> list[ClaimResult]:
@@ -90,10 +107,12 @@ class StudyDecisions:
     until: Until
     budget_spent: bool
     claims: list[ClaimResult] | None = None     # until.claims: the sealed claims judged on the same configurations
+    extension: dict | None = None               # seedsweep extend's record
 
     def table(self) -> Table:
         """The Decisions table (:func:`decisions_table`)."""
-        return decisions_table(self.tracked, self.until, budget_spent=self.budget_spent, claims=self.claims)
+        return decisions_table(self.tracked, self.until, budget_spent=self.budget_spent, claims=self.claims,
+                               extension=self.extension)
 
 
 def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
@@ -111,12 +130,13 @@ def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
     configs = RunDir(run_dir).configs()
     samples = configs.num_rows if configs is not None else space.samples      # the configurations run so far
     looks, cap = spending_looks(space.until, space.samples, space.trials_per_config, samples)
+    extension = RunDir(run_dir).read_extension()
     tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=str(run_dir),
-                    looks=looks, cap=cap)
+                    looks=looks, cap=cap, extension=extension)
     until = space.until
-    cap = until.sample_cap(space.trials_per_config)
+    cap = until.sample_cap(space.trials_per_config) if extension is None else int(extension["budget"])
     claims = claims_at(run_dir, df, specs, results, until, samples) if until.claims else None
-    return StudyDecisions(tracked, until, cap is not None and samples >= cap, claims)
+    return StudyDecisions(tracked, until, cap is not None and samples >= cap, claims, extension)
 
 
 def study_tuned(run_dir: str | Path, df: pd.DataFrame, *, n_bootstrap: int = 1000,

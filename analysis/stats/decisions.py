@@ -24,12 +24,13 @@ from study.spec.until import SPENDING_LOOKS, Until, look_schedule
 from ..specs import ComparisonSpec, rows_where
 from ..tables import Table
 from .claims import gated
-from .pairing import by_config, paired_rows
-from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha
+from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, split_alpha
+from .extension import extended_decision
 from .spending import SpendingPath, look_counts, spending_path
+from .units import Units, units, upto_configurations, worst_score
 from .verdict import INCONCLUSIVE
 
-__all__ = ["Tracked", "Units", "track", "units", "worst_score", "sequence_for", "decisions_table", "replay_markdown", "upto_configurations"]
+__all__ = ["Tracked", "track", "sequence_for", "decisions_table", "replay_markdown"]
 
 
 @dataclass(frozen=True)
@@ -62,99 +63,6 @@ class Tracked:
     def interval(self) -> tuple[float, float]:
         """The last interval, on the statistic's scale (a share, or a score difference)."""
         return self.sequence.last() if self.n else (-np.inf, np.inf)
-
-
-@dataclass(frozen=True)
-class Units:
-    """One task's units of A against B: their labels and values in
-    configuration order, the labels of the units in which a run had no
-    score and was given the worst (``imputed``), the configurations left
-    out because a mean has no declared worst score (``left_out``), and the
-    units with any run that is not ok, scored or not (``flagged``)."""
-
-    labels: list[str]
-    values: np.ndarray
-    imputed: tuple[str, ...] = ()
-    left_out: tuple[str, ...] = ()
-    flagged: tuple[str, ...] = ()               # units with a run that is not ok (collapsed, diverged, failed)
-
-    def __iter__(self):                         # (labels, values), as callers unpack it
-        return iter((self.labels, self.values))
-
-    def __getitem__(self, i):
-        return (self.labels, self.values)[i]
-
-
-def units(df: pd.DataFrame, choice: str, a: str, b: str, *, score: str = "test_score", mode: str = "max",
-          statistic: str = "share", seeds: int | None = None, upto: int | None = None, ignore=(), results=(),
-          worst: float | None = None) -> dict[str, Units]:
-    """Per task: the units of A against B in configuration order (stored
-    order for imported rows). A configuration enters once every seed of both
-    options is stored (``seeds`` per option; None: any), and only as part of
-    the unbroken run of complete ones from the first (a unit is never
-    changed later). ``upto``: only configurations c00000 … c(upto-1).
-    ``ignore`` and ``results``: columns left out of the pairing (imported
-    rows pair by the rest).
-
-    Every stored run counts: a collapsed or diverged run that has a score
-    keeps it; a run with none (failed, or diverged without a score) is given
-    the worst value: ``worst`` (the declared worst score, e.g. the bound of
-    ``until.range``), and for a win share, where no worst is declared, a
-    value below every score (that side loses the configuration; both sides:
-    a tie). A mean with no declared worst cannot value such a run: its
-    configuration is left out and counted (:class:`Units`)."""
-    if upto is not None:
-        df = upto_configurations(df, upto)
-    rows, _ = paired_rows(df, choice, [a, b], score, tuple(ignore), tuple(results), by="task")
-    sign = -1.0 if mode == "min" else 1.0
-    status = rows.status.astype(str)
-    scored = np.isfinite(rows.score) & np.isin(status, ("ok", "diverged"))
-    floor = sign * worst if worst is not None else (-np.inf if statistic == "share" else np.nan)
-    frame = pd.DataFrame({"group": rows.group, "pair": rows.pair, "label": rows.label, "opt": rows.opt,
-                          "at": rows.index, "score": np.where(scored, rows.score * sign, floor),
-                          "imputed": ~scored, "flagged": status != "ok"})
-    out: dict[str, Units] = {}
-    if not len(frame):
-        return out
-    g = frame.groupby(["group", "pair"], sort=False)
-    per = g.agg(label=("label", "first"), at=("at", "min"), imputed=("imputed", "any"), flagged=("flagged", "any"))
-    cells = frame.groupby(["group", "pair", "opt"], sort=False)["score"]
-    count = cells.size().unstack(fill_value=0).reindex(columns=[0, 1], fill_value=0)
-    mean = cells.mean().unstack().reindex(columns=[0, 1])
-    per = per.join(count.rename(columns={0: "na", 1: "nb"})).join(mean.rename(columns={0: "x", 1: "y"}))
-    per = per.reset_index().sort_values(["group", "label" if by_config(df, choice) else "at"], kind="stable")
-    for task, part in per.groupby("group", sort=True):
-        if seeds is None:
-            part = part[(part["na"] > 0) & (part["nb"] > 0)]    # stored rows (a replay): pairs only
-        else:                                                    # a running study: the unbroken complete run
-            short = ((part["na"] < seeds) | (part["nb"] < seeds)).to_numpy()
-            part = part.iloc[:int(np.argmax(short)) if short.any() else len(part)]
-        x, y = part["x"].to_numpy(dtype=float), part["y"].to_numpy(dtype=float)
-        valued = ~(np.isnan(x) | np.isnan(y))                    # NaN: a mean without a declared worst score
-        kept = part[valued]
-        labels = [str(v) for v in kept["label"]]
-        values = share_units(x[valued], y[valued]) if statistic == "share" else x[valued] - y[valued]  # > 0: A better
-        out[str(task)] = Units(labels, np.asarray(values, dtype=float),
-                               tuple(str(v) for v in kept.loc[kept["imputed"], "label"]),
-                               tuple(str(v) for v in part.loc[~valued, "label"]),
-                               tuple(str(v) for v in kept.loc[kept["flagged"], "label"]))
-    return out
-
-
-def worst_score(until: Until, mode: str) -> float | None:
-    """The declared worst score a run without one gets in a mean: the bound of
-    ``until.range`` on the losing side (None: no range is declared)."""
-    if until.range is None:
-        return None
-    return until.range[0] if mode == "max" else until.range[1]
-
-
-def upto_configurations(df: pd.DataFrame, upto: int) -> pd.DataFrame:
-    """The rows of configurations c00000 … c(upto − 1) (all rows where there is no config_id)."""
-    if "config_id" not in df.columns:
-        return df
-    number = pd.to_numeric(df["config_id"].astype(str).str[1:], errors="coerce")
-    return df[(number < upto).to_numpy(dtype=bool)]
 
 
 def sequence_for(values: np.ndarray, until: Until, alpha: float) -> Sequence:
@@ -193,11 +101,15 @@ def spending_tracked(values: np.ndarray, labels, until: Until, alpha: float, *, 
 
 def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(), *, seeds: int | None = None,
           upto: int | None = None, score: str = "test_score", where: str = "the stored rows",
-          looks: list[int] | None = None, cap: int | None = None) -> list[Tracked]:
+          looks: list[int] | None = None, cap: int | None = None, extension: dict | None = None) -> list[Tracked]:
     """Every tracked sequence of ``until.decide`` (``specs``: the study's
     comparisons, :func:`analysis.comparisons_of`), alpha split over all of
     them (a union bound). ``looks`` and ``cap``: a running ``method:
-    spending`` study's looks so far and budget (:meth:`Until.looks`)."""
+    spending`` study's looks so far and budget (:meth:`Until.looks`).
+    ``extension``: the run directory's record of ``seedsweep extend``
+    (:mod:`analysis.stats.extension`): a spending sequence it extends is
+    decided by the new stage's test at the level the study had left, once
+    ``upto`` reaches the new budget."""
     by_choice = {s.choice: s for s in specs}
     per_pair = {}
     for c in until.decide:
@@ -216,6 +128,8 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
             raise UserError(where, f"a stored {score} of {bad:.4g} lies outside until.range [{lo}, {hi}].",
                             "Widen until.range to the scores' true bounds, or use statistic: share; the "
                             "stored rows are kept.")
+    if extension is not None and looks is not None:       # after an extension only its own test decides: the
+        looks = [n for n in looks if n <= int(extension.get("samples", 0))]   # original looks left are replaced
     m = sum(len(tasks) for tasks in per_pair.values()) or 1
     alpha = split_alpha(until.alpha, m)
     centre = 0.5 if until.statistic == "share" else 0.0
@@ -227,7 +141,11 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
             if until.method == "spending":
                 cs, path = spending_tracked(values, labels, until, alpha, looks=looks, cap=cap)
                 first = None if path.decided_look is None else path.counts[path.decided_look]
-                out.append(Tracked(c, a, b, task, tuple(labels), cs, centre, until.delta, path.decision, first,
+                decision = path.decision
+                if extension is not None and decision not in ("A better", "B better"):
+                    decision, first = extended_decision(values, until.statistic, extension, (c, a, b, task),
+                                                        upto, decision, first)
+                out.append(Tracked(c, a, b, task, tuple(labels), cs, centre, until.delta, decision, first,
                                    values, path, **counted))
                 continue
             cs = sequence_for(values, until, alpha)
@@ -238,7 +156,8 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
     return out
 
 
-def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool = False, claims=None) -> Table:
+def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool = False, claims=None,
+                    extension: dict | None = None) -> Table:
     """The Decisions table: per pair and task the final interval, the
     decision and the configuration count at which it was reached; with
     ``claims`` (``until.claims``: :class:`analysis.stats.claims.ClaimResult`
@@ -254,6 +173,8 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
                      str(t.decided_at) if t.decided_at is not None else "–",
                      f"{len(t.flagged)} ({len(t.imputed)})"])
     notes = [_interval_note(until, scale, len(tracked)), _imputed_note(tracked, until)]
+    if extension is not None:
+        notes.append(_extension_note(extension))
     if claims is not None:
         rows += [_claim_row(r, budget_spent) for r in claims]
         notes.append("Claims (until.claims: true): the study runs until every claim with a gate (rules interval, "
@@ -263,6 +184,19 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
                      + ("" if claims else " No claims are sealed in this run directory."))
     return Table(["choice", "A", "B", "task", "configurations", "interval", "decision", "decided at",
                   "not ok (no score)"], rows, notes, numeric_from=4)
+
+
+def _extension_note(extension: dict) -> str:
+    """What ``seedsweep extend`` changed, and the level each extended comparison may spend."""
+    head = f"Extended (seedsweep extend) from {extension['from_budget']} to {extension['budget']} configurations"
+    if extension.get("method") != "spending":
+        return head + ": a confidence sequence holds at any stop, so a larger budget spends nothing more."
+    levels = "; ".join(f"{e['choice']} {e['a']}–{e['b']} ({e['task']}): {e['conditional_error']:.4g}"
+                       for e in extension.get("sequences", []) if e["decision_before"] not in ("A better", "B better"))
+    return (head + ". Each comparison the original design left open is tested once, at the new budget, on the new "
+            "configurations only, at the level the design had left (its conditional error at the stop; Proschan & "
+            f"Hunsberger 1995, Müller & Schäfer 2001): {levels}. A level of 0 (the last planned look taken) "
+            "leaves that comparison as it ended.")
 
 
 def _imputed_note(tracked: list[Tracked], until: Until) -> str:

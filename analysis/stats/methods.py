@@ -18,7 +18,8 @@ import pandas as pd
 
 from study.spec.until import Until, look_schedule
 
-from .decisions import sequence_for, units, worst_score
+from .decisions import sequence_for
+from .units import units, worst_score
 from .sequential import decide
 from .spending import spending_looks, spending_path
 

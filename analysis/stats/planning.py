@@ -33,7 +33,7 @@ from ..specs import ComparisonSpec, rows_where
 from ..tables import Table
 from study.spec.until import NORMAL_METHODS
 
-from .decisions import units, worst_score
+from .units import units, worst_score
 from .methods import METHODS, Outcomes, simulate
 from .sequential import split_alpha
 from .spending import recommend_budget

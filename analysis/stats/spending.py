@@ -95,6 +95,8 @@ class SpendingPath:
     upper: tuple[float, ...]
     decisions: tuple[str, ...]
     decided_look: int | None
+    z: tuple[float, ...] = ()              # each look's normal score (nan: the look could not decide)
+    bounds: tuple[float, ...] = ()         # each look's efficacy boundary on that scale (inf: none)
 
     @property
     def decision(self) -> str:
@@ -163,7 +165,8 @@ def spending_path(values, counts: list[int], cap: int, *, statistic: str, alpha:
             decided_look = k if held is not None else None
         out_dec.append(held or "undecided")
     return SpendingPath(tuple(used), fractions, tuple(x.estimate for x in looks), tuple(x.lower for x in looks),
-                        tuple(x.upper for x in looks), tuple(out_dec), decided_look)
+                        tuple(x.upper for x in looks), tuple(out_dec), decided_look,
+                        tuple(math.nan if x.z is None else float(x.z) for x in looks), tuple(map(float, upper_z)))
 
 
 @dataclass(frozen=True)

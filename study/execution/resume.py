@@ -63,6 +63,7 @@ def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
                         "trials at random before TPE modelled, so the next asks would differ.",
                         f"Write tune.startup: {recorded} to resume the study as it ran, or run it into a new "
                         "--out folder.")
+    _check_until(old, space, where)
     for key in _FROZEN_TRAIN:
         a, b = getattr(old.train, key), getattr(space.train, key)
         if a != b:
@@ -85,6 +86,35 @@ def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
                        "sampler, sampler_seed, ranges or options changed")
                 raise UserError(where, f"configuration {ra['config_id']} would change: {col} was "
                                 f"{ra[col]!r}, now {rb[col]!r} ({why}).", fix)
+
+
+def _until_keys(until) -> dict:
+    """An ``until:`` block as flat keys (``budget.samples`` …) for the message of a change."""
+    if until is None:
+        return {}
+    flat = {}
+    for key, value in until.as_dict().items():
+        if isinstance(value, dict):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[key] = value
+    return flat
+
+
+def _check_until(old: Space, space: Space, where: str) -> None:
+    """Refuse a changed ``until:``: the looks taken so far decided (and, with
+    ``method: spending``, spent alpha) by the old settings, and a resume
+    would recompute every one of them with the new ones."""
+    a, b = _until_keys(old.until), _until_keys(space.until)
+    if a == b:
+        return
+    changed = [k for k in dict.fromkeys([*a, *b]) if a.get(k) != b.get(k)]
+    what = "; ".join(f"until.{k} was {a.get(k)!r}, now {b.get(k)!r}" for k in changed)
+    raise UserError(f"{where}: until", f"the stopping rule changed ({what}); the looks taken so far decided by the "
+                    "old one, and rerunning them with the new one would spend the level again.",
+                    "Undo the change. To give a finished study more configurations, `seedsweep extend DIR --budget "
+                    "N` (it spends only the level the study has left); or run the changed study into a new --out "
+                    "folder.")
 
 
 def check_code(rd: RunDir, space: Space, code: dict[str, str]) -> None:

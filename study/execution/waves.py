@@ -26,7 +26,7 @@ from ..store.sealing import sealed_claims
 from .runner import RunSummary, load_study, run
 from .session import ray_session
 
-__all__ = ["Look", "Policy", "WavesSummary", "run_until", "check_claims_to_wait_for", "wave_size",
+__all__ = ["Look", "Policy", "WavesSummary", "run_until", "record_look", "check_claims_to_wait_for", "wave_size",
            "hours_spent"]
 
 
@@ -36,6 +36,7 @@ class Look:
 
     stop: bool
     why: str
+    record: dict | None = None     # what the look decided and with which boundaries (kept in the run directory)
 
 
 class Policy(Protocol):
@@ -115,6 +116,22 @@ def check_claims_to_wait_for(space, space_path, out, claims_file) -> None:
                             "the score), or judge the median (statistic: median).")
 
 
+def record_look(rd: RunDir, samples: int, record: dict, stream: TextIO) -> None:
+    """Keep the look at ``samples`` configurations in the run directory's
+    record of looks (``looks.json``), as first taken. A resume asks the same
+    question again and should get the same answer; where it does not (rows
+    rerun with ``--retry-failed``, or another seedsweep version), the record
+    keeps the first answer and a warning says so."""
+    taken = rd.read_looks()
+    before = next((r for r in taken if r.get("configurations") == samples), None)
+    if before is None:
+        rd.write_looks(taken + [{"configurations": samples, **record}])
+    elif before.get("decisions") != record.get("decisions"):
+        print(f"[seedsweep] warning: {rd.looks_path}: the look at {samples} configurations decided "
+              f"{before.get('decisions')} when it was taken and decides {record.get('decisions')} now (rows "
+              "rerun, or another seedsweep version); the record keeps the first.", file=stream, flush=True)
+
+
 def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, num_cpus: int | None = None,
               **kwargs) -> WavesSummary:
     """Run the adaptive study of ``space_path`` (it has ``until:``) into ``out``
@@ -127,6 +144,9 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
         check_claims_to_wait_for(space, space_path, out, kwargs.get("claims"))
     per_config = space.trials_per_config
     cap = until.sample_cap(per_config) or math.inf
+    extension = RunDir(str(out)).read_extension() if RunDir(str(out)).exists() else None
+    if extension is not None:                 # seedsweep extend: the budget raised, the level left recorded
+        cap = int(extension["budget"])
     step = wave_size(space, num_cpus)
     # one Ray for every wave (each run() joins it instead of starting its own)
     with ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir")):
@@ -139,6 +159,8 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
                 return result
             look = policy(str(out), n)
             looks.append((n, look))
+            if look.record is not None:
+                record_look(RunDir(str(out)), n, look.record, stream)
             print(f"[seedsweep] wave at {n} configurations: {look.why}", file=stream, flush=True)
             if look.stop:
                 result.stopped = look.why

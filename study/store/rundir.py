@@ -70,6 +70,8 @@ class RunDir:
         self.confusion_dir = s.join("confusion")
         self.compacted_confusion = s.join("confusion.parquet")
         self.import_path = s.join("import.json")
+        self.looks_path = s.join("looks.json")            # an adaptive study's looks, as taken
+        self.extension_path = s.join("extension.json")    # ``seedsweep extend``: the budget raised, and the alpha left
         #: the sealed claims' SHA-256, stamped into every trials part written (study.store.stamps); the driver sets it
         self.seal: str | None = None
         self.cache_dir: str | None = s.local_folder("cache")   # what trials share (e.g. embeddings); on an
@@ -173,6 +175,32 @@ class RunDir:
     def write_progress(self, progress: dict[str, Any]) -> None:
         """Replace the driver's progress file."""
         self.storage.write_json(progress, self.progress_path)
+
+    def _read_json(self, path, what: str) -> Any:
+        if not self.storage.is_file(path):
+            return None
+        try:
+            return json.loads(self.storage.read_text(path))
+        except (OSError, ValueError) as exc:
+            raise UserError(self.storage.where(path), f"cannot read {what} ({exc}).",
+                            "Restore the file from a backup; without it the study's decisions cannot be checked.") \
+                from None
+
+    def read_looks(self) -> list[dict[str, Any]]:
+        """An adaptive study's looks as they were taken (configurations, decisions, boundaries), in order."""
+        return list(self._read_json(self.looks_path, "the record of the study's looks") or [])
+
+    def write_looks(self, looks: list[dict[str, Any]]) -> None:
+        """Replace the record of the looks (written whole after each look)."""
+        self.storage.write_json(looks, self.looks_path)
+
+    def read_extension(self) -> dict[str, Any] | None:
+        """The extension of a finished study (``seedsweep extend``), or None."""
+        return self._read_json(self.extension_path, "the study's extension")
+
+    def write_extension(self, extension: dict[str, Any]) -> None:
+        """Record an extension (before any trial of it runs)."""
+        self.storage.write_json(extension, self.extension_path)
 
     def read_confusion(self, columns: list[str] | None = None) -> pa.Table | None:
         """Stored confusion counts (families that classify), or None."""
