@@ -10,8 +10,8 @@ the share Phi(delta / sd_d) - 1/2 above one half.
 
 The study runs as the engine runs it: a first wave of ``--first``
 configurations, then waves (``--wave`` for the confidence sequences; for
-``method: spending`` its own: the budget after the first wave in 9 equal
-waves), and decides only at the end of a wave. Methods:
+``method: spending`` its own: the rest of the budget after the first wave in
+waves of a 39th, rounded up, so at most 40 looks), and decides only at the end of a wave. Methods:
 
 * share, exact (betting): the default ``until:`` (margin 0.05), budget ``--budget``;
 * mean, asymptotic: margin delta, budget ``--budget``;

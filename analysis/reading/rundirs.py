@@ -15,7 +15,7 @@ import pandas as pd
 
 from study.errors import UserError
 from study.execution.runner import load_study
-from study.execution.waves import Look
+from study.execution.waves import Look, hours_spent
 from study.spec.until import Until
 from study.store.rundir import RunDir
 from study.store.sealing import sealed_claims
@@ -44,13 +44,13 @@ class WavePolicy:
         self.last: list[Tracked] = []
         self.claims: list[ClaimResult] = []
 
-    def __call__(self, out: str, samples: int) -> Look:
+    def __call__(self, out: str, samples: int, *, final: bool = False) -> Look:
         df = load(out)
         specs, results = comparisons_of(out)
         extension = RunDir(out).read_extension()
         looks, cap = spending_looks(self.until, self.first or samples, self.trials_per_config, samples)
         self.last = track(df, self.until, specs, results, seeds=self.seeds, upto=samples, where=str(out),
-                          looks=looks, cap=cap, extension=extension)
+                          looks=looks, cap=cap, extension=extension, final=final)
         open_ = [t for t in self.last if t.decision == "undecided"]
         why = (f"every comparison decided ({len(self.last)})" if not open_ else
                f"{len(self.last) - len(open_)} of {len(self.last)} decided")
@@ -131,10 +131,13 @@ def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
     samples = configs.num_rows if configs is not None else space.samples      # the configurations run so far
     looks, cap = spending_looks(space.until, space.samples, space.trials_per_config, samples)
     extension = RunDir(run_dir).read_extension()
-    tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=str(run_dir),
-                    looks=looks, cap=cap, extension=extension)
     until = space.until
-    cap = until.sample_cap(space.trials_per_config) if extension is None else int(extension["budget"])
+    budget = until.sample_cap(space.trials_per_config) if extension is None else int(extension["budget"])
+    final = (budget is not None and samples >= budget) or \
+        (bool(until.budget_hours) and hours_spent(str(run_dir)) >= until.budget_hours)
+    tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=str(run_dir),
+                    looks=looks, cap=cap, extension=extension, final=final)
+    cap = budget
     claims = claims_at(run_dir, df, specs, results, until, samples) if until.claims else None
     return StudyDecisions(tracked, until, cap is not None and samples >= cap, claims, extension)
 

@@ -79,7 +79,7 @@ def sequence_for(values: np.ndarray, until: Until, alpha: float) -> Sequence:
 
 
 def spending_tracked(values: np.ndarray, labels, until: Until, alpha: float, *, looks: list[int] | None,
-                     cap: int | None) -> tuple[Sequence, SpendingPath]:
+                     cap: int | None, final: bool = False) -> tuple[Sequence, SpendingPath]:
     """``method: spending`` over one sequence's units: at ``looks`` (the
     configurations run at each look of a study, ``cap`` its budget's), or
     for a replay of stored rows (``looks`` None) at equal waves of
@@ -92,7 +92,7 @@ def spending_tracked(values: np.ndarray, labels, until: Until, alpha: float, *, 
         counts = [min(c, n) for c in look_schedule(step, step, max(cap, 1))] if n else []
     else:
         counts = look_counts(labels, looks)
-    path = spending_path(values, counts, int(cap or n or 1), statistic=until.statistic, alpha=alpha,
+    path = spending_path(values, counts, int(cap or n or 1), statistic=until.statistic, alpha=alpha, final=final,
                          delta=until.delta, power=until.power, kind=until.spending)
     before = (0.0, 1.0) if until.statistic == "share" else (-np.inf, np.inf)
     lower, upper = path.per_unit(n, before)
@@ -101,7 +101,8 @@ def spending_tracked(values: np.ndarray, labels, until: Until, alpha: float, *, 
 
 def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(), *, seeds: int | None = None,
           upto: int | None = None, score: str = "test_score", where: str = "the stored rows",
-          looks: list[int] | None = None, cap: int | None = None, extension: dict | None = None) -> list[Tracked]:
+          looks: list[int] | None = None, cap: int | None = None, extension: dict | None = None,
+          final: bool = False) -> list[Tracked]:
     """Every tracked sequence of ``until.decide`` (``specs``: the study's
     comparisons, :func:`analysis.comparisons_of`), alpha split over all of
     them (a union bound). ``looks`` and ``cap``: a running ``method:
@@ -109,7 +110,8 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
     ``extension``: the run directory's record of ``seedsweep extend``
     (:mod:`analysis.stats.extension`): a spending sequence it extends is
     decided by the new stage's test at the level the study had left, once
-    ``upto`` reaches the new budget."""
+    ``upto`` reaches the new budget. ``final``: the last look is the study's
+    last, and a spending sequence spends all the level it has left there."""
     by_choice = {s.choice: s for s in specs}
     per_pair = {}
     for c in until.decide:
@@ -139,7 +141,8 @@ def track(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=(
             labels, values, counted = u.labels, u.values, dict(imputed=u.imputed, left_out=u.left_out,
                                                                 flagged=u.flagged)
             if until.method == "spending":
-                cs, path = spending_tracked(values, labels, until, alpha, looks=looks, cap=cap)
+                cs, path = spending_tracked(values, labels, until, alpha, looks=looks, cap=cap,
+                                            final=final and extension is None)
                 first = None if path.decided_look is None else path.counts[path.decided_look]
                 decision = path.decision
                 if extension is not None and decision not in ("A better", "B better"):

@@ -43,8 +43,9 @@ class Policy(Protocol):
     """Asked after each wave with the run directory and the configurations
     run so far (c00000 … c(samples-1)); it must judge only those."""
 
-    def __call__(self, out: str, samples: int) -> Look:
-        """Whether to stop after ``samples`` configurations."""
+    def __call__(self, out: str, samples: int, *, final: bool = False) -> Look:
+        """Whether to stop after ``samples`` configurations (``final``: the study
+        stops after this look whatever it says: its budget is spent)."""
 
 
 @dataclass
@@ -157,7 +158,9 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
             result = WavesSummary(summary, n, looks, waves=waves)
             if summary.interrupted:
                 return result
-            look = policy(str(out), n)
+            nxt = int(min(n + step, cap))
+            spent_hours = bool(until.budget_hours) and hours_spent(str(out)) >= until.budget_hours
+            look = policy(str(out), n, final=nxt <= n or spent_hours)
             looks.append((n, look))
             if look.record is not None:
                 record_look(RunDir(str(out)), n, look.record, stream)
@@ -165,10 +168,9 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
             if look.stop:
                 result.stopped = look.why
                 return result
-            if until.budget_hours and hours_spent(str(out)) >= until.budget_hours:
+            if spent_hours:
                 result.stopped = f"budget spent: {until.budget_hours:g} hours"
                 return result
-            nxt = int(min(n + step, cap))
             if nxt <= n:
                 result.stopped = f"budget spent: {n} configurations ({n * per_config} trials)"
                 return result

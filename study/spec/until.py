@@ -26,7 +26,8 @@ SPENDING_FUNCTIONS = ("obf", "pocock")
 #: null (2,000 studies of 80 configurations; ``tests/test_spending.py`` measures it again)
 NORMAL_METHODS = ("asymptotic", "spending")
 NORMAL_FAILURES = {"asymptotic": "about 60 %", "spending": "about 50 %"}
-#: ``method: spending`` with ``wave: auto`` looks about this many times (the first wave, then equal waves)
+#: ``method: spending`` with ``wave: auto`` looks at most this many times (the first wave, then equal waves of the
+#: rest rounded up: fewer looks at small budgets, e.g. 22 at a budget of 46 with a first wave of 4)
 SPENDING_LOOKS = 40
 BUDGET_KEYS = ("samples", "trials", "hours")
 #: the bounds of a family's test score (accuracy, F1), the default ``range`` of ``method: exact``
