@@ -11,7 +11,9 @@ from the fifth (the peeking the sequences exist for) and once at 60 only.
 Beside them the median widths at 20 and 60 configurations, against the
 t-interval's. ``tests/test_until_claims.py`` checks the same rates (seed 11)::
 
-    .venv/bin/python benchmarks/claim_coverage.py --json benchmarks/results/claim_coverage-2026-12-04.json
+    .venv/bin/python benchmarks/claim_coverage.py --json benchmarks/results/claim_coverage-2026-12-04-truncation.json
+
+(``claim_coverage-2026-12-04.json``: the same run at the truncation of ½ used before.)
 """
 
 from __future__ import annotations

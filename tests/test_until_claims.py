@@ -37,7 +37,7 @@ STUDY = ADAPTIVE.replace("wave: 4}", "wave: 4, claims: true}")
 CLAIMS = """
 source: "a synthetic check of until.claims"
 claims:
-  - {id: crf-wins, kind: share, choice: classifier, option: crf, target: 0.7, rule: {above: true}}
+  - {id: crf-wins, kind: share, choice: classifier, option: crf, target: 0.8, rule: {above: true}}
   - {id: crf-delta, kind: delta, choice: classifier, option: crf, other: softmax, target: 0.0118,
      rule: {band: 0.01}}
 """
@@ -128,8 +128,8 @@ def test_a_claim_judged_anytime_is_wider_and_says_which_sequence():
 
 def test_a_study_waits_past_its_decisions_for_a_claims_gate_and_a_killed_driver_stops_at_the_same_look(tmp_path):
     """CRF wins every configuration: the pair is decided after 10
-    configurations (the look at 12), but the claim "CRF wins at least 70 %"
-    needs the betting sequence's lower bound above 0.7, first reached at 19
+    configurations (the look at 12), but the claim "CRF wins at least 80 %"
+    needs the betting sequence's lower bound above 0.8, first reached at 18
     configurations: the study runs to the look at 20. A driver SIGKILLed in
     the wave after the decision resumes to the same stop and tables."""
     space, claims = tmp_path / "adaptive.yaml", tmp_path / "claims.yaml"
@@ -147,8 +147,8 @@ def test_a_study_waits_past_its_decisions_for_a_claims_gate_and_a_killed_driver_
             in r.stderr
         decisions = r.stdout.split("**claims and verdicts**")[0]
         assert "| classifier | softmax | crf | synthetic | 20 | [0.0000, 0.2885] | B better | 10 |" in decisions
-        assert ("| claim crf-wins (share, target 0.7, above) | crf | – | all | 20 | [0.7115, 1.0000] | "
-                "gate reached: reproduced | 19 |") in decisions
+        assert ("| claim crf-wins (share, target 0.8, above) | crf | – | all | 20 | [0.8240, 1.0000] | "
+                "gate reached: reproduced | 18 |") in decisions
         assert "| reproduced (no gate) | – |" in decisions               # the band claim holds nothing
         assert "95% interval (anytime-valid)" in r.stdout and "so every interval is anytime-valid" in r.stdout
 

@@ -50,7 +50,7 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "seeds": ("seed_variance", "seed_distribution", "seed_distributions", "ks_test", "SeedDistribution",
               "selection_scores"),
     "sequential": ("asymptotic_cs", "betting_cs", "bounded_cs", "Sequence", "decide", "share_units", "split_alpha",
-                   "GRID", "MIN_ASYMPTOTIC", "OPTIMISE_AT"),
+                   "GRID", "MIN_ASYMPTOTIC", "OPTIMISE_AT", "TRUNCATION", "CLAIM_TRUNCATION"),
     "significance": ("win_shares", "bootstrap_median", "median_ranks", "prepare_ranks", "ranks_kept",
                      "forget_ranks", "sign_test", "wilcoxon_signed_rank", "brown_forsythe", "marks"),
     "spending": ("SpendingPath", "spending_path", "look_counts", "design_configurations", "recommend_budget",

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from .sequential import bounded_cs
+from .sequential import CLAIM_TRUNCATION, bounded_cs
 
 __all__ = ["mixture_crossing", "median_interval", "ClaimPath", "claim_path", "PRIOR"]
 
@@ -156,7 +156,7 @@ def claim_path(values, clusters, *, statistic: str, alpha: float, bounds: tuple[
             nan = np.full(n, np.nan)
             return ClaimPath(tuple(labels), estimate, nan, nan, "no interval: the values' bounds are unknown")
         per = np.array([x[rank == i].mean() for i in range(n)])
-        cs = bounded_cs(per, alpha, bounds[0], bounds[1])
+        cs = bounded_cs(per, alpha, bounds[0], bounds[1], truncation=CLAIM_TRUNCATION)
         return ClaimPath(tuple(labels), estimate, cs.lower, cs.upper,
                          f"betting sequence on configuration means in [{bounds[0]:g}, {bounds[1]:g}]", cs.empty)
     lower, upper = np.empty(n), np.empty(n)

@@ -20,7 +20,9 @@ intersected over time (the running intersection is valid too and never widens).
 Stakes ("predictable plug-in", WSR 2023 eq. 26-27): lambda_i =
 sqrt(2 log(2/alpha) / (s2_{i-1} i log(1 + i))), with s2 a running variance
 estimate that starts at 1/4, truncated at c/m (betting up) and c/(1 - m)
-(betting down), c = 1/2, so that capital stays positive.
+(betting down), c < 1, so that capital stays positive: c = 1/2 for the
+decisions (``TRUNCATION``), 0.95 for the claims' intervals of a mean
+(``CLAIM_TRUNCATION``, narrower where the values sit near a bound).
 """
 
 from __future__ import annotations
@@ -30,12 +32,17 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["asymptotic_cs", "betting_cs", "bounded_cs", "Sequence", "decide", "share_units", "split_alpha", "GRID",
-           "MIN_ASYMPTOTIC", "OPTIMISE_AT"]
+           "MIN_ASYMPTOTIC", "OPTIMISE_AT", "TRUNCATION", "CLAIM_TRUNCATION"]
 
 #: candidate means on [0, 1]; bounds are rounded outwards to this grid
 GRID = 2001
-#: the largest fraction of capital staked
+#: the largest fraction of capital staked by the decisions' sequences (their stopping points and
+#: efficiency tables were measured at it)
 TRUNCATION = 0.5
+#: the largest fraction staked by the claims' anytime intervals of a mean: at 0.5 the interval was 8.3x
+#: the t-interval's width at 60 configurations of the claim-coverage setting; at 0.95, 5.3x, coverage
+#: unchanged (benchmarks/results/claim_coverage-2026-12-04-truncation.json)
+CLAIM_TRUNCATION = 0.95
 #: the asymptotic sequence is tightest near this many observations (its rho is tuned there)
 OPTIMISE_AT = 100
 #: the asymptotic sequence gives no bound before this many observations (a variance
@@ -87,8 +94,9 @@ def stakes(x: np.ndarray, alpha: float) -> np.ndarray:
     return np.sqrt(2.0 * np.log(2.0 / alpha) / (prev_var * i * np.log(1.0 + i)))
 
 
-def betting_cs(x, alpha: float, *, grid: int = GRID) -> Sequence:
-    """The hedged betting confidence sequence for the mean of ``x`` (values in [0, 1]).
+def betting_cs(x, alpha: float, *, grid: int = GRID, truncation: float = TRUNCATION) -> Sequence:
+    """The hedged betting confidence sequence for the mean of ``x`` (values in [0, 1]);
+    ``truncation`` (below 1) the largest fraction of capital staked.
 
     >>> cs = betting_cs([1.0] * 30, 0.05)
     >>> cs.last()[0] > 0.75, cs.last()[1]
@@ -104,8 +112,8 @@ def betting_cs(x, alpha: float, *, grid: int = GRID) -> Sequence:
         return Sequence(np.zeros(0), np.zeros(0), alpha)
     lam = stakes(x, alpha)[:, None]
     with np.errstate(divide="ignore"):
-        up = np.minimum(lam, TRUNCATION / m[None, :])           # betting that the mean is above m
-        down = np.minimum(lam, TRUNCATION / (1.0 - m[None, :]))  # … below m
+        up = np.minimum(lam, truncation / m[None, :])           # betting that the mean is above m
+        down = np.minimum(lam, truncation / (1.0 - m[None, :]))  # … below m
     diff = x[:, None] - m[None, :]
     log_up = np.cumsum(np.log1p(up * diff), axis=0)
     log_down = np.cumsum(np.log1p(-down * diff), axis=0)
@@ -177,7 +185,8 @@ def asymptotic_cs(x, alpha: float, *, optimise_at: int = OPTIMISE_AT,
     return Sequence(lower, upper, alpha)
 
 
-def bounded_cs(x, alpha: float, lo: float, hi: float, *, grid: int = GRID) -> Sequence:
+def bounded_cs(x, alpha: float, lo: float, hi: float, *, grid: int = GRID, truncation: float = TRUNCATION
+               ) -> Sequence:
     """:func:`betting_cs` for values known to lie in [lo, hi], on their own scale.
 
     >>> cs = bounded_cs([0.5] * 40, 0.05, -1.0, 1.0)
@@ -186,7 +195,7 @@ def bounded_cs(x, alpha: float, lo: float, hi: float, *, grid: int = GRID) -> Se
     """
     x = np.asarray(x, dtype=float)
     span = hi - lo
-    cs = betting_cs(np.clip((x - lo) / span, 0.0, 1.0), alpha, grid=grid)
+    cs = betting_cs(np.clip((x - lo) / span, 0.0, 1.0), alpha, grid=grid, truncation=truncation)
     return Sequence(lo + cs.lower * span, lo + cs.upper * span, alpha, cs.empty)
 
 
