@@ -19,6 +19,7 @@ from __future__ import annotations
 from study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
+    "afterstop": ("Adjusted", "stagewise", "share_interval", "DENSITY"),
     "agreement": ("RankAgreement", "rank_agreement"),
     "anytime": ("mixture_crossing", "median_interval", "ClaimPath", "claim_path", "PRIOR"),
     "aso": ("aso_matrix", "ASOResult", "violation_ratio", "boot_quantiles", "TAU"),

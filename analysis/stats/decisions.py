@@ -176,6 +176,8 @@ def decisions_table(tracked: list[Tracked], until: Until, *, budget_spent: bool 
                      str(t.decided_at) if t.decided_at is not None else "–",
                      f"{len(t.flagged)} ({len(t.imputed)})"])
     notes = [_interval_note(until, scale, len(tracked)), _imputed_note(tracked, until)]
+    if until.method == "spending":
+        notes.append(_after_stop_note(tracked, until))
     if extension is not None:
         notes.append(_extension_note(extension))
     if claims is not None:
@@ -200,6 +202,23 @@ def _extension_note(extension: dict) -> str:
             "configurations only, at the level the design had left (its conditional error at the stop; Proschan & "
             f"Hunsberger 1995, Müller & Schäfer 2001): {levels}. A level of 0 (the last planned look taken) "
             "leaves that comparison as it ended.")
+
+
+def _after_stop_note(tracked: list[Tracked], until: Until) -> str:
+    """The stagewise-ordered inference at each spending sequence's stop, beside the naive estimate."""
+    parts = []
+    for t in tracked:
+        adjusted = t.path.after_stop() if t.path is not None else None
+        if adjusted is None or not np.isfinite(adjusted.estimate):
+            continue
+        k = t.path.decided_look if t.path.decided_look is not None else len(t.path.counts) - 1
+        parts.append(f"{t.choice} {t.a}–{t.b} ({t.task}): {adjusted.estimate:.4f} "
+                     f"[{adjusted.lower:.4f}, {adjusted.upper:.4f}], p = {adjusted.p:.3g} (naive estimate "
+                     f"{t.path.estimate[k]:.4f})")
+    return ("After the stop (stagewise ordering; Jennison & Turnbull 2000, ch. 8): a study stops when its estimate "
+            "is high, so the estimate at the stop is biased; the median-unbiased estimate, its "
+            f"{until.confidence:.0%} interval and the stagewise p-value: " + ("; ".join(parts) or "none yet") +
+            ". The fixed-sample tables below are not valid at this data-dependent stop.")
 
 
 def _imputed_note(tracked: list[Tracked], until: Until) -> str:

@@ -184,20 +184,22 @@ def _solve(fractions, alpha: float, kind: str) -> Boundaries:
     return Boundaries(fractions, tuple(zs), tuple(cum), alpha, kind)
 
 
-def crossing_probabilities(fractions, z, drift: float = 0.0, start: tuple[float, float] | None = None) -> np.ndarray:
+def crossing_probabilities(fractions, z, drift: float = 0.0, start: tuple[float, float] | None = None,
+                           upper_only: bool = False, density: int = _DENSITY) -> np.ndarray:
     """P(the first crossing of ``|Z| >= z_k`` is at look k) when the mean of
     Z at full information is ``drift`` (0: the null), by the same recursion:
     the level a design spends, or (with a drift) its power. ``start``: the
-    fraction and value of Z already observed (the looks then follow it)."""
-    rec, probs = _Recursion(drift), []
+    fraction and value of Z already observed (the looks then follow it);
+    ``upper_only``: the crossings of the upper side alone (``Z >= z_k``); ``density``: grid points per unit of z."""
+    rec, probs = _Recursion(drift, density), []
     if start is not None:
         rec.info, rec.z, rec.dens = float(start[0]), np.array([float(start[1])]), np.array([1.0])
     for t, c in zip(fractions, z):
         if not math.isfinite(c):
             probs.append(0.0)                 # nothing may cross here; the next look starts from the last
             continue
-        probs.append(rec.above(t, c) + rec.below(t, -c))
-        rec.advance(t, -c, c)
+        probs.append(rec.above(t, c) + (0.0 if upper_only else rec.below(t, -c)))
+        rec.advance(t, -abs(c), abs(c))
     return np.array(probs)
 
 

@@ -42,8 +42,12 @@ resume) spends by the fraction reached. The interval shown beside each
 decision is the repeated confidence interval (Jennison & Turnbull ch. 9) at
 the look's efficacy boundary: on the mean, the estimate ± the t quantile
 of the boundary's tail times its standard error; on the win share (among
-the configurations that are not ties), the normal approximation ± c_k/(2
-sqrt(m_k)); the decisions come from the tests, not from the interval.
+the configurations that are not ties), the shares the look's exact
+boundaries do not reject (:func:`analysis.stats.afterstop.share_interval`),
+so that interval and test never disagree. The estimate at a stop is biased
+(a study stops when its estimate is high); :meth:`SpendingPath.after_stop`
+gives the stagewise-ordered median-unbiased estimate, interval and p-value
+(:mod:`analysis.stats.afterstop`).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from scipy import special
 
 from study.spec.until import SPENDING_LOOKS, auto_spending_wave, look_schedule
 
+from .afterstop import Adjusted, share_interval, stagewise
 from .groupseq import FUTILITY, boundaries, futility_boundaries, share_boundaries, size_ratio
 from .tboundaries import MIN_UNITS as MIN_MEAN_UNITS, t_boundaries
 
@@ -99,6 +104,22 @@ class SpendingPath:
     decided_look: int | None
     z: tuple[float, ...] = ()              # each look's normal score (nan: the look could not decide)
     bounds: tuple[float, ...] = ()         # each look's efficacy boundary on that scale (inf: none)
+    scales: tuple[float, ...] = ()         # each look's change of the statistic per unit of drift
+    scores: tuple[float, ...] = ()         # each look's normal score for inference after a stop
+    score_bounds: tuple[float, ...] = ()   # each look's efficacy boundary on that score's scale
+    centre: float = 0.0                    # the statistic at no effect (½ for a win share)
+    alpha: float = 0.05
+
+    def after_stop(self) -> Adjusted | None:
+        """Stagewise-ordered inference at the stop (the deciding look, else
+        the last): the median-unbiased estimate, its interval and the
+        stagewise p-value on the statistic's scale (:mod:`analysis.stats.afterstop`)."""
+        if not self.counts:
+            return None
+        k = self.decided_look if self.decided_look is not None else len(self.counts) - 1
+        a = stagewise(self.fractions, self.score_bounds, k, self.scores[k], self.alpha)
+        s = self.scales[k]
+        return Adjusted(self.centre + a.estimate * s, self.centre + a.lower * s, self.centre + a.upper * s, a.p)
 
     @property
     def decision(self) -> str:
@@ -188,7 +209,9 @@ def spending_path(values, counts: list[int], cap: int, *, statistic: str, alpha:
         out_dec.append(held or "undecided")
     return SpendingPath(tuple(used), fractions, tuple(x.estimate for x in looks), tuple(x.lower for x in looks),
                         tuple(x.upper for x in looks), tuple(out_dec), decided_look,
-                        tuple(math.nan if x.z is None else float(x.z) for x in looks), tuple(map(float, upper_z)))
+                        tuple(math.nan if x.z is None else float(x.z) for x in looks), tuple(map(float, upper_z)),
+                        tuple(x.scale for x in looks), tuple(x.score for x in looks),
+                        tuple(x.score_bound for x in looks), 0.5 if statistic == "share" else 0.0, alpha)
 
 
 @dataclass(frozen=True)
@@ -203,6 +226,9 @@ class _Look:
     z: float | None
     efficacy: str | None
     drift: float | None
+    scale: float = math.nan       # the statistic's change per unit of drift (inference after a stop)
+    score: float = math.nan       # the normal score for that inference ...
+    score_bound: float = math.inf  # ... and the look's efficacy boundary on its scale
 
 
 def _share_looks(values, used, fractions, cap, alpha, delta, kind, upper_z) -> list[_Look]:
@@ -217,13 +243,15 @@ def _share_looks(values, used, fractions, cap, alpha, delta, kind, upper_z) -> l
             out.append(_Look(0.5, 0.0, 1.0, None, None, None))
             continue
         p = wk / mk
-        half = upper_z[k] / (2 * math.sqrt(mk)) if math.isfinite(upper_z[k]) else math.inf
         efficacy = ("A better" if wk >= exact.upper[k] else
                     "B better" if exact.lower[k] >= 0 and wk <= exact.lower[k] else None)
         drift = _rounded(2 * delta * math.sqrt(cap * mk / c)) if delta > 0 else None
-        out.append(_Look(p, max(0.0, p - half), min(1.0, p + half), (wk - mk / 2) / math.sqrt(mk / 4), efficacy,
-                         drift))
+        lower, upper = share_interval(wk, mk, exact.lower[k], exact.upper[k])
+        z = (wk - mk / 2) / math.sqrt(mk / 4)
+        out.append(_Look(p, lower, upper, z, efficacy, drift, 1.0 / (2.0 * math.sqrt(cap * mk / c)), z,
+                         upper_z[k]))
     return out
+
 
 
 def _mean_looks(values, used, cap, delta, upper_z) -> list[_Look]:
@@ -241,7 +269,11 @@ def _mean_looks(values, used, cap, delta, upper_z) -> list[_Look]:
         z = _t_to_z(mean / se, c - 1)
         efficacy = "A better" if z >= upper_z[k] else "B better" if z <= -upper_z[k] else None
         drift = _rounded(delta * math.sqrt(cap) / sd) if delta > 0 else None
-        out.append(_Look(mean, mean - quantile * se, mean + quantile * se, z, efficacy, drift))
+        # inference after a stop works on the normal score z (its boundaries hold each look's level); a unit of
+        # drift is worth sd / sqrt(cap) times t / z on the mean's scale, so the drift at z is the estimate itself
+        stretch = (mean / se) / z if abs(z) > 1e-9 else 1.0
+        out.append(_Look(mean, mean - quantile * se, mean + quantile * se, z, efficacy, drift,
+                         stretch * sd / math.sqrt(cap), z, upper_z[k]))
     return out
 
 
