@@ -18,7 +18,7 @@ from analysis.stats.decisions import decisions_table, track
 from analysis.stats.groupseq import boundaries, share_boundaries
 from analysis.specs import ComparisonSpec
 from study.spec.until import Until
-from tests.test_every_run_counts import _study
+from tests.test_every_run_counts import three_bad_softmax_runs
 
 
 @pytest.mark.parametrize("kind", ["obf", "pocock"])
@@ -61,7 +61,8 @@ def test_the_stagewise_estimate_is_median_unbiased_and_its_interval_covers():
 
 def test_the_decisions_table_shows_the_adjusted_estimate_and_warns_about_the_fixed_tables():
     until = Until(decide=("classifier",), method="spending", statistic="share", budget_samples=16)
-    (t,) = track(_study("ok", 0.8), until, [ComparisonSpec("classifier", "classifier", ["crf", "softmax"])],
+    spec = ComparisonSpec("classifier", "classifier", ["crf", "softmax"])
+    (t,) = track(three_bad_softmax_runs("ok", 0.8), until, [spec],
                  looks=[4, 8, 12, 16], cap=16)
     notes = " ".join(decisions_table([t], until).notes)
     assert "After the stop (stagewise ordering" in notes and "naive estimate" in notes

@@ -58,7 +58,7 @@ def test_the_collapse_null_stored_as_the_engine_stores_it_holds_alpha(statistic,
         assert rate <= CEILING, (statistic, method, rate)
 
 
-def _study(status: str, score: float) -> pd.DataFrame:
+def three_bad_softmax_runs(status: str, score: float) -> pd.DataFrame:
     """16 configurations, CRF ahead in each; three Softmax runs stored ``status`` with ``score``."""
     rows = []
     for i in range(16):
@@ -76,7 +76,7 @@ def _study(status: str, score: float) -> pd.DataFrame:
 def test_collapsed_and_failed_runs_stay_in_the_decision_and_the_table_counts_them(statistic, status, score, shown):
     until = Until(decide=("classifier",), statistic=statistic, delta=0.01, range=(0.0, 1.0), budget_samples=16)
     spec = ComparisonSpec("classifier", "classifier", ["crf", "softmax"])
-    (t,) = track(_study(status, score), until, [spec])
+    (t,) = track(three_bad_softmax_runs(status, score), until, [spec])
     assert t.n == 16                                               # not 13: the three configurations stay
     expected = np.full(16, 1.0 if statistic == "share" else 0.1)
     expected[[3, 7, 11]] = 1.0 if statistic == "share" else 0.9 - (0.0 if math.isnan(score) else score)
@@ -89,7 +89,8 @@ def test_collapsed_and_failed_runs_stay_in_the_decision_and_the_table_counts_the
 def test_a_mean_without_a_declared_worst_score_leaves_the_configuration_out_and_says_so():
     until = Until(decide=("classifier",), statistic="mean", delta=0.01, method="asymptotic", range=None,
                   budget_samples=16, assume_normal=True)
-    (t,) = track(_study("failed", float("nan")), until, [ComparisonSpec("classifier", "classifier", ["crf", "softmax"])])
+    spec = ComparisonSpec("classifier", "classifier", ["crf", "softmax"])
+    (t,) = track(three_bad_softmax_runs("failed", float("nan")), until, [spec])
     assert t.n == 13 and len(t.left_out) == 3
     notes = " ".join(decisions_table([t], until).notes)
     assert "Left out" in notes and "until.range" in notes and ": 3 configurations" in notes
