@@ -47,8 +47,8 @@ def one_study(x: np.ndarray, budget: int, statistic: str, alpha: float, delta: f
     """The final decision of one null study under each policy (edited, extend; ``edited`` False: '–');
     ``stop_at``: the study is interrupted (an hours budget) at the last look within this fraction."""
     looks = spending_looks(first, budget)
-    taken = looks if stop_at is None else [n for n in looks if n <= stop_at * budget]
-    path = spending_path(x[:budget], taken, budget, statistic=statistic, alpha=alpha, delta=delta, kind=kind)
+    looked = looks if stop_at is None else [n for n in looks if n <= stop_at * budget]
+    path = spending_path(x[:budget], looked, budget, statistic=statistic, alpha=alpha, delta=delta, kind=kind)
     stop = path.decided_look if path.decided_look is not None else len(path.counts) - 1
     if path.decision in DECLARED:
         return path.decision, path.decision

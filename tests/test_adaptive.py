@@ -193,7 +193,7 @@ def test_a_replay_of_the_rg_results_decides_from_their_configurations(tmp_path):
         assert t.n == cmp.n, task
         assert np.mean(t.values) == pytest.approx(cmp.shares["Softmax"], abs=1e-9), task
     spec = next(s for s in specs if s.choice == "Decoder")
-    pos = units(df, "Decoder", "Softmax", "CRF", ignore=spec.ignore, results=results)["POS"][1]
+    pos = units(df, "Decoder", "Softmax", "CRF", ignore=spec.ignore, results=results)["POS"].values
     assert len(pos) == tracked["POS"].n
     r = seedsweep("replay", str(out), "--until", str(until_file))
     assert r.returncode == 0, r.stderr

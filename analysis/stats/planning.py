@@ -133,10 +133,9 @@ def plan(df: pd.DataFrame, until: Until, specs: list[ComparisonSpec], results=()
         spec = by_choice[c]
         rows = rows_where(df, spec.where)
         for a, b in combinations([str(o) for o in spec.options or []], 2):
-            for task, (_, values) in units(rows, c, a, b, mode=spec.mode, statistic=until.statistic, seeds=seeds,
-                                           ignore=spec.ignore, results=results,
-                                           worst=worst_score(until, spec.mode)).items():
-                found.append((c, a, b, task, values))
+            for task, u in units(rows, c, a, b, mode=spec.mode, statistic=until.statistic, seeds=seeds,
+                                 ignore=spec.ignore, results=results, worst=worst_score(until, spec.mode)).items():
+                found.append((c, a, b, task, u.values))
     alpha = split_alpha(until.alpha, max(len(found), 1))
     ceiling = alpha + 3 * math.sqrt(alpha * (1 - alpha) / reps)
     out = []

@@ -34,12 +34,6 @@ class Units:
     left_out: tuple[str, ...] = ()
     flagged: tuple[str, ...] = ()               # units with a run that is not ok (collapsed, diverged, failed)
 
-    def __iter__(self):                         # (labels, values), as callers unpack it
-        return iter((self.labels, self.values))
-
-    def __getitem__(self, i):
-        return (self.labels, self.values)[i]
-
 
 def units(df: pd.DataFrame, choice: str, a: str, b: str, *, score: str = "test_score", mode: str = "max",
           statistic: str = "share", seeds: int | None = None, upto: int | None = None, ignore=(), results=(),

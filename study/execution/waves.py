@@ -145,7 +145,7 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
         check_claims_to_wait_for(space, space_path, out, kwargs.get("claims"))
     per_config = space.trials_per_config
     cap = until.sample_cap(per_config) or math.inf
-    extension = RunDir(str(out)).read_extension() if RunDir(str(out)).exists() else None
+    extension = RunDir(str(out)).read_extension()         # None before the run directory exists
     if extension is not None:                 # seedsweep extend: the budget raised, the level left recorded
         cap = int(extension["budget"])
     step = wave_size(space, num_cpus)
