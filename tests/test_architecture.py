@@ -217,6 +217,20 @@ print(json.dumps({"modules": names, "changed": changed}))
     assert result["changed"] == {}, f"importing seedsweep changed os.environ: {result['changed']}"
 
 
+def test_a_family_model_trains_where_ray_is_not_imported():
+    # the GPU benchmark of populations runs the sentence family's classes on a
+    # machine without Ray: importing study and a family's model must not import it
+    code = """
+import sys
+import study
+import study.families.sentence.population, study.spec.spacefile
+assert "ray" not in sys.modules, "importing study imported Ray"
+print("ok")
+"""
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+
 @pytest.mark.parametrize("name", ["synthetic", "tagger", "transformer"])
 def test_every_family_provides_the_typed_interface(name):
     from study.families import get_family

@@ -86,12 +86,16 @@ class Prepared:
             labels = label_ids(es.labels, names, f"evaluate: {es.source} ({es.name})")
             self.splits[f"eval:{es.name}"] = (enc.ids[f"eval:{es.name}"], np.asarray(labels, np.int64))
             self.eval_names.append(es.name)
+        import torch        # the device: only where a model trains
+
+        # a GPU when the study asks for one and this worker has one (Ray sets CUDA_VISIBLE_DEVICES)
+        self.device = torch.device("cuda" if space.resources.gpu > 0 and torch.cuda.is_available() else "cpu")
         self.arch = arch = str(s["architecture"])
         self.width = int(s["width"] or auto_width(arch, enc.dim, len(names), int(s["params_target"])))
         self.max_length = int(s["max_length"])
 
     def batch(self, split: str, rows):
-        """Word ids (padded with 0), lengths and labels of ``rows`` of a split, as tensors."""
+        """Word ids (padded with 0), lengths and labels of ``rows`` of a split, as tensors on :attr:`device`."""
         import torch
 
         seqs, labels = self.splits[split]
@@ -100,7 +104,9 @@ class Prepared:
         ids = np.zeros((len(rows), int(lengths.max())), np.int64)
         for j, x in enumerate(cut):
             ids[j, : len(x)] = x
-        return torch.from_numpy(ids), torch.from_numpy(lengths), torch.from_numpy(labels[np.asarray(rows)])
+        d = self.device
+        return (torch.from_numpy(ids).to(d), torch.from_numpy(lengths).to(d),
+                torch.from_numpy(labels[np.asarray(rows)]).to(d))
 
     def eval_batches(self, split: str):
         """The split in batches of :data:`EVAL_BATCH`, sorted by length (less padding)."""
@@ -151,6 +157,7 @@ class SentenceModel(ModelBase):
         self.prep = prep = Prepared(space, hparams)
         self.s, self.splits, self.eval_names, self.width = prep.s, prep.splits, prep.eval_names, prep.width
         self.net, self.params = prep.network()
+        self.net.to(prep.device)
         s = self.s
         self.optimizer = torch.optim.Adam([p for p in self.net.parameters() if p.requires_grad], lr=float(s["lr"]),
                                           weight_decay=float(s["weight_decay"]))

@@ -25,6 +25,13 @@ its last epoch are kept, so its best-dev epoch's scores are what the store
 receives. A member whose training loss turns non-finite is removed at that
 step, before the update, and reported as diverged; the others go on.
 
+**On a GPU** (``resources.gpu`` > 0 and CUDA in the worker) the stacks,
+batches and scores live on the device. A member's dropout masks then come
+from its own CUDA generator seeded with its seed: they are draws of the
+same law as the lone trial's, not its masks (``nn.Dropout`` on CUDA draws
+through a fused kernel), so the op-for-op equivalence above is a property
+of the CPU.
+
 Adam is the single-tensor update of :class:`torch.optim.Adam` written over
 the stacked tensors (the same element-wise operations, L2 weight decay
 added to the gradient), and the gradient norm is clipped at 5 per member.
@@ -32,6 +39,7 @@ added to the gradient), and the gradient norm is clipped at 5 per member.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -67,20 +75,25 @@ class Population(Stacked):
         self.arch, self.p = prep.arch, float(prep.s["dropout"])
         self.lr, self.weight_decay = float(prep.s["lr"]), float(prep.s["weight_decay"])
         self.seeds = [t.seed for t in trials]
-        self.vectors = torch.from_numpy(prep.enc.vectors)
+        self.device = device = prep.device
+        self.vectors = torch.from_numpy(prep.enc.vectors).to(device)
         nets, gens = [], []
         for seed in self.seeds:          # each member exactly as the lone trial with its seed builds it
             torch.manual_seed(seed)
             net, self.params = prep.network()
-            gen = torch.Generator()
-            gen.set_state(torch.get_rng_state())
+            if device.type == "cpu":
+                gen = torch.Generator()
+                gen.set_state(torch.get_rng_state())
+            else:                        # the member's own CUDA stream of randomness, seeded with its seed
+                gen = torch.Generator(device=device)
+                gen.manual_seed(seed)
             nets.append(net)
             gens.append(gen)
         self.names = [n for n, p in nets[0].named_parameters() if p.requires_grad]
-        self.weights = {n: torch.stack([dict(net.named_parameters())[n].detach() for net in nets]).requires_grad_()
-                        for n in self.names}
+        self.weights = {n: torch.stack([dict(net.named_parameters())[n].detach() for net in nets]).to(device)
+                        .requires_grad_() for n in self.names}
         if self.arch == "attention":
-            self.pos = nets[0].pos
+            self.pos = nets[0].pos.to(device)
         self.m = {n: torch.zeros_like(w) for n, w in self.weights.items()}
         self.v = {n: torch.zeros_like(w) for n, w in self.weights.items()}
         self.step = 0
@@ -95,7 +108,7 @@ class Population(Stacked):
     # ---------------------------------------------------------------- members
     def _keep(self, positions: list[int]) -> None:
         """Keep only the members at ``positions`` of the seed axis (weights, moments, randomness)."""
-        index = torch.tensor(positions, dtype=torch.long)
+        index = torch.tensor(positions, dtype=torch.long, device=self.device)
         for n in self.names:
             w = self.weights[n]
             grad = None if w.grad is None else w.grad.index_select(0, index)
@@ -140,8 +153,8 @@ class Population(Stacked):
             logits = self.forward(ids, lengths, training=True)
             k, b, c = logits.shape
             losses = F.cross_entropy(logits.reshape(k * b, c), y.reshape(-1), reduction="none").view(k, b).mean(1)
-            finite = torch.isfinite(losses.detach())
-            good = [j for j in range(k) if bool(finite[j])]
+            values = losses.detach().tolist()          # one transfer per step (a GPU waits here once)
+            good = [j for j in range(k) if math.isfinite(values[j])]
             for w in self.weights.values():
                 w.grad = None
             if good:
@@ -150,7 +163,7 @@ class Population(Stacked):
                 self._clip()
                 self._adam()
             for j in good:
-                totals[self.alive[j]] += float(losses[j].detach()) * b
+                totals[self.alive[j]] += values[j] * b
             if len(good) < k:          # a diverged member leaves at this step, as a lone trial stops before its update
                 for j in set(range(k)) - set(good):
                     totals.pop(self.alive[j])
@@ -190,10 +203,10 @@ class Population(Stacked):
     @torch.no_grad()
     def accuracy(self, split: str) -> list[float]:
         """Accuracy of every member still training on one split (the lone trial's batches)."""
-        correct = torch.zeros(len(self.alive), dtype=torch.long)
+        correct = torch.zeros(len(self.alive), dtype=torch.long, device=self.device)
         for ids, lengths, y in self.prep.eval_batches(split):
             correct += (self.forward(ids, lengths, training=False).argmax(-1) == y).sum(1)
-        return [int(c) / len(self.prep.splits[split][1]) for c in correct]
+        return [c / len(self.prep.splits[split][1]) for c in correct.tolist()]
 
     def evaluate(self, epoch: int) -> list[tuple[float, float] | None]:
         """(dev, test) accuracy of each member still alive, None for the others."""

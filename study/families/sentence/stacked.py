@@ -56,7 +56,7 @@ class Stacked:
         shape = x.shape[1:]
         if time_major:
             shape = (shape[1], shape[0], *shape[2:])
-        masks = [torch.empty(shape).bernoulli_(1 - self.p, generator=g) for g in self.gens]
+        masks = [torch.empty(shape, device=x.device).bernoulli_(1 - self.p, generator=g) for g in self.gens]
         noise = torch.stack([m.transpose(0, 1) if time_major else m for m in masks])
         noise.div_(1 - self.p)
         return x * noise
@@ -103,7 +103,7 @@ class Stacked:
             else:
                 h = torch.stack([F.conv1d(xs[m], weight[m], bias[m]) for m in range(k)])
             h = torch.relu(h)
-            valid = torch.arange(h.shape[3]).view(1, 1, -1) < (lengths - width + 1).clamp(min=1).unsqueeze(-1)
+            valid = torch.arange(h.shape[3], device=h.device).view(1, 1, -1) < (lengths - width + 1).clamp(min=1).unsqueeze(-1)
             pooled.append(h.masked_fill(~valid.unsqueeze(2), float("-inf")).amax(3))
         return _linear(drop(torch.cat(pooled, 2)), w["out.weight"], w["out.bias"])
 
@@ -127,7 +127,8 @@ class Stacked:
             per_member = lengths = torch.gather(lengths, 1, order)
         x = F.embedding(ids, self.vectors)
         b, t = per_member.shape[1], ids.shape[-1]
-        active = [int((per_member > step).sum(1).max()) for step in range(t)]         # rows read at each step
+        # rows read at each step (one transfer: a GPU would wait once per step otherwise)
+        active = (per_member.unsqueeze(-1) > torch.arange(t, device=ids.device)).sum(1).amax(0).tolist()
         finals = []
         for suffix, steps in (("", range(t)), ("_reverse", range(t - 1, -1, -1))):
             gates_in = first(x, w[f"lstm.weight_ih_l0{suffix}"], w[f"lstm.bias_ih_l0{suffix}"])   # k × batch × time × 4u
@@ -166,11 +167,11 @@ class Stacked:
         w = self.weights
         k, b = lengths.shape
         t = x.shape[-2]
-        pad = torch.arange(t).view(1, 1, -1) >= lengths.unsqueeze(-1)                # k × batch × time
+        pad = torch.arange(t, device=x.device).view(1, 1, -1) >= lengths.unsqueeze(-1)                # k × batch × time
         x = first(x, w["proj.weight"], w["proj.bias"]) + self.pos[:t]
         units = x.shape[-1]
         q, key, value = _linear(x, w["attn.in_proj_weight"], w["attn.in_proj_bias"]).chunk(3, -1)
-        mask = torch.zeros(k * b, 1, 1, t).masked_fill_(pad.reshape(k * b, 1, 1, t), float("-inf"))
+        mask = x.new_zeros(k * b, 1, 1, t).masked_fill_(pad.reshape(k * b, 1, 1, t), float("-inf"))
         a = F.scaled_dot_product_attention(*(z.reshape(k * b, 1, t, units) for z in (q, key, value)), mask)
         a = _linear(a.reshape(k, b, t, units), w["attn.out_proj.weight"], w["attn.out_proj.bias"])
         y = x + drop(a, time_major=True)
