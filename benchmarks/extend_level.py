@@ -90,11 +90,15 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=20000)
     p.add_argument("--edited-reps", type=int, default=2000, help="studies of the (slower) edited policy")
+    p.add_argument("--case", action="append", choices=["share:budget", "share:half", "mean:budget", "mean:half"],
+                   help="run only these cases (repeat the flag; default: all four)")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
     cases = []
     for statistic in ("share", "mean"):
         for stop_at in (None, 0.5):
+            if args.case and f"{statistic}:{'half' if stop_at else 'budget'}" not in args.case:
+                continue
             out = simulate(args.reps, 20, statistic, kind="obf", edited_reps=args.edited_reps, stop_at=stop_at)
             cases.append(out)
             print(f"{statistic:5} budget 20 obf, {'interrupted at half' if stop_at else 'to the budget':20} edited "
