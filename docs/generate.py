@@ -121,6 +121,8 @@ def study_file_page() -> str:
                            getattr(sys.modules[type(family).__module__], "TASK_KEYS", ()) or ())
         if task_keys:
             lines += ["Task keys: " + ", ".join(f"`task.{k}`" for k in task_keys) + ".", ""]
+        for key, values in getattr(sys.modules[type(family).__module__], "TASK_SUBKEYS", {}).items():
+            lines += [f"`task.{key}`: " + ", ".join(f"`{v}`" for v in values) + ".", ""]
         train = family.train_defaults
         lines += ["Training defaults: " + ", ".join(f"`{f.name}`: `{getattr(train, f.name)!r}`"
                                                     for f in fields(train)) + ".", ""]

@@ -142,9 +142,11 @@ def test_a_regular_expression_reads_an_unmodified_programs_output():
     for line in ["starting", "epoch 1 loss 1.000", "dev acc 0.60 / test acc 0.50", "epoch 2 loss 0.500",
                  "dev acc 0.70 / test acc 0.55"]:
         epochs += reader.feed(line)
-    assert epochs == [{"dev": 0.6, "test": 0.5, "loss": 1.0}, {"dev": 0.7, "test": 0.55, "loss": 0.5}]
+    assert epochs == [{"dev": 0.6, "test": 0.5, "loss": 1.0, "epoch": None},
+                      {"dev": 0.7, "test": 0.55, "loss": 0.5, "epoch": None}]
     json_reader = MetricsReader(parse_metrics({"dev": "d", "test": "t"}, "task.metrics"))
-    assert json_reader.feed('{"d": 0.5, "t": 0.25, "other": "x"}') == [{"dev": 0.5, "test": 0.25, "loss": None}]
+    assert json_reader.feed('{"d": 0.5, "t": 0.25, "other": "x"}') == [{"dev": 0.5, "test": 0.25, "loss": None,
+                                                                            "epoch": None}]
     assert json_reader.feed("{'a python': 'dict, not a metrics line'}") == []
     with pytest.raises(MetricsError, match="line 3: d is '0.5', not a number"):
         json_reader.feed('{"d": "0.5", "t": 0.2}')

@@ -38,7 +38,7 @@ from ..figures.trialfigures import learning_figure
 from ..reading.load import study_tau
 from ..stats.insights import compute
 from ..stats.robustness import robustness_of
-from .report import RunJudgement, judge_run, report
+from .report import RunJudgement, judge_run, protocol_note, report
 
 __all__ = ["html_report", "write_html_report", "report_figures", "slug", "write_images"]
 
@@ -163,6 +163,9 @@ def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) 
              f"<p class='meta'>Run directory {html.escape(str(run_dir))}; {len(view.df)} trial rows; generated "
              f"{datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}. Scores are test scores at the best "
              "dev epoch; figures plot them as stored (fractions), tables in points.</p>"]
+    note = protocol_note(view.df)
+    if note:                                 # not every test score is at seedsweep's best dev epoch
+        parts.append(f"<p class='meta' id='test-protocol'>{html.escape(note)}</p>")
     led = judged.led
     if led is not None and not led.sealed:   # first and loud: the verdicts below are unsealed
         parts.append("<div id='seal-broken' style='border:3px solid #b00020;padding:0.6em;color:#b00020'>"

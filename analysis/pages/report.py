@@ -32,7 +32,7 @@ from ..stats.tuned import TunedComparison, tuned_table
 from ..tables import (comparison_table, dominance_table, importance_table, option_distribution_table,
                      seed_variance_table, selection_table)
 
-__all__ = ["report", "export_csv", "ReportSection", "sections", "RunJudgement", "judge_run"]
+__all__ = ["protocol_note", "report", "export_csv", "ReportSection", "sections", "RunJudgement", "judge_run"]
 
 
 @dataclass
@@ -125,12 +125,33 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
                      .render(fmt, title="seed variance"))
     elif not specs:
         parts.append("(this run directory names no comparisons)")
+    note = protocol_note(df)
+    if note:
+        parts.insert(0, note)
     led = judged.led
     if led is not None:                      # the sealed claims and their verdicts come first
         parts = [t.render(fmt, title=title) for title, t in ledger_tables(led)] + parts
     if judged.decided is not None:           # an adaptive study's decisions come before everything
         parts = [judged.decided.table().render(fmt, title="Decisions")] + parts
     return "\n\n".join(parts) + "\n"
+
+
+def protocol_note(df: pd.DataFrame) -> str | None:
+    """Whose selection the test scores are, where the program reports test
+    once at its end (the command family's ``test_protocol``); None where
+    every test score is at seedsweep's best dev epoch."""
+    if "test_protocol" not in df.columns:
+        return None
+    counts = df["test_protocol"].astype("string").fillna("").value_counts()
+    own = int(counts.get("program", 0))
+    if not own:
+        return None
+    ours = int(len(df) - own)
+    return (f"Test protocol: {own} trial(s) report test once, at the program's end, for the checkpoint the program "
+            "selected itself (test_protocol 'program'); seedsweep cannot check which epoch that was, so their "
+            "best_epoch is seedsweep's best dev epoch beside it, not the tested one"
+            + (f"; {ours} trial(s) have their test score at seedsweep's best dev epoch." if ours else ".")
+            + " Epoch rows of these trials carry dev scores only (no test score to peek at).")
 
 
 def export_csv(run_dir: str | Path, out: str | Path | None = None) -> str | None:

@@ -137,9 +137,13 @@ def selection_scores(df: pd.DataFrame, choice: str, *, by: str = "task") -> pd.D
     (``test_score``, what seedsweep reports), the last epoch's
     (``test_score_last``: no model selection) and the best test epoch's
     (``test_score_max``: peeking at the test set). Empty when the trials do
-    not record the last epoch's score (imported data, older run directories)."""
+    not record the last epoch's score (imported data, older run directories);
+    trials whose program tests once, at its end (``test_protocol``
+    ``program``), are left out: they have no test score per epoch."""
     cols = [by, "option", "n", "best_dev", "last", "best_test"]
     need = {"test_score", "test_score_last", "test_score_max", choice}
+    if "test_protocol" in df.columns:       # a program that tests once, at its end: no epoch to select
+        df = df[df["test_protocol"].astype("string").fillna("") != "program"]
     if not need <= set(df.columns) or df["test_score_last"].isna().all():
         return pd.DataFrame(columns=cols)
     ok = finished(df, "test_score")

@@ -101,9 +101,11 @@ class Record:
         self.max_test, self.since_best, self.seconds = math.nan, 0, 0.0
         self.done, self.status, self.reason = False, "ok", ""
 
-    def epoch(self, epoch: int, loss: float, scores, seconds: float) -> dict[str, Any]:
+    def epoch(self, epoch: int, loss: float, scores, seconds: float, ran: int | None = None) -> dict[str, Any]:
         """The epoch's row after training loss ``loss`` and ``scores`` (the
-        family's ``evaluate``; None when the loss was not finite); sets ``done``."""
+        family's ``evaluate``; None when the loss was not finite); sets ``done``.
+        ``ran``: the epochs run so far where ``epoch`` is the code's own number
+        for this one (``max_epochs`` counts epochs run)."""
         train = self.train
         self.seconds += seconds
         status, reason = "ok", ""
@@ -132,7 +134,7 @@ class Record:
                 self.since_best += 1
             if train.patience is not None and self.since_best >= train.patience:
                 done, reason = True, f"early stop: no better dev {train.metric} for {train.patience} epochs"
-            elif epoch == train.max_epochs:
+            elif (epoch if ran is None else ran) == train.max_epochs:
                 done, reason = True, "max_epochs reached"
             elif train.timeout_s is not None and time.perf_counter() - self.t0 > train.timeout_s:
                 done, status, reason = True, "failed", "timeout"
@@ -220,37 +222,57 @@ def drive_trial(model, record: Record, report: Callable[[dict[str, Any]], None],
     simply returned. No epoch at all raises :class:`NoMetrics`.
     """
     pending: list[dict[str, Any]] = []      # the last epoch's row, reported when the next arrives
-    clock, count = [time.perf_counter()], [0]
+    clock, count, labels = [time.perf_counter()], [0], []      # epochs run; each one's number
+    own_test = getattr(model, "test_at_end", False)     # its test score comes once, after the last epoch
 
     def on_epoch(loss: float | None, scores, extras: dict[str, Any] | None = None) -> bool:
         if record.done:
             return True
+        extras = dict(extras or {})
         count[0] += 1
-        epoch = count[0]
+        # the code's own epoch number where it gives one that increases (a command's epoch regex), else the count
+        own = extras.pop("epoch", None)
+        epoch = int(own) if own is not None and (not labels or int(own) > labels[-1]) else \
+            (labels[-1] + 1 if labels else count[0])
+        labels.append(epoch)
         now = time.perf_counter()
         seconds, clock[0] = now - clock[0], now
         if pending:
             report(pending.pop())
         finite = loss is None or math.isfinite(loss)
-        row = record.epoch(epoch, loss, scores if finite else None, seconds)
+        row = record.epoch(epoch, loss, scores if finite else None, seconds, ran=count[0])
         if record.status == "ok" and extras:
             row.update(extras)
         if record.done:
-            record.finish(row, epoch, collapse_reason, results)
-            report(row)
-        else:
-            pending.append(row)
+            record.finish(row, count[0], collapse_reason, results)
+            if not own_test:
+                report(row)
+                return True
+        pending.append(row)
         return record.done
 
     model.drive(on_epoch)
-    if record.done:
-        return
     if not pending:
+        if record.done:
+            return
         raise NoMetrics(getattr(model, "silent_reason", "reported no metrics"))
     row = pending.pop()
-    record.reason = getattr(model, "ended_reason", None) or f"the code returned after epoch {row['epoch']}"
-    record.finish(row, row["epoch"], collapse_reason, results)
-    report(row)
+    if not record.done:
+        record.reason = getattr(model, "ended_reason", None) or f"the code returned after epoch {row['epoch']}"
+        record.finish(row, count[0], collapse_reason, results)
+    report(_with_final_test(row, model) if own_test else row)
+
+
+def _with_final_test(row: dict[str, Any], model) -> dict[str, Any]:
+    """The final row of a trial whose code reports test once, at its end: that
+    score is the trial's (no per-epoch test to peek at); none makes it failed."""
+    final = getattr(model, "final_test", None)
+    if final is None:
+        if row["status"] != "failed":
+            row.update(status="failed", reason=model.no_test_reason, results={})
+        return row
+    row.update(test_score_best=float(final), test_score_last=float(final), test_score_max=math.nan)
+    return row
 
 
 def run_group(space: Space, trials: list[TrialSpec], report: Callable[[list[dict[str, Any]]], None], *,

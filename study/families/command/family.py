@@ -31,11 +31,22 @@ send SIGTERM to its process group, then SIGKILL after ``grace`` seconds;
 line is ``failed``, "reported no metrics"; an unreadable metrics line is
 ``failed``, "malformed metrics line N". How programs never outlive a killed
 study: :mod:`.program`.
+
+A program that reports **test once, at its end** (``test: {regex: ..,
+at: end}``, :mod:`.metrics`) selects its own checkpoint: its final test
+score is the trial's (``test_protocol`` "program"; else "best dev epoch",
+seedsweep's selection). Early stopping and ``max_epochs`` then ask it to
+finish instead of ending it: SIGINT to its group (Ctrl-C, which the PyTorch
+examples catch to stop training and still test), its output read for up to
+``grace`` seconds for the final test line, then SIGTERM and SIGKILL. A
+program that ends without a test line is ``failed``, "no test score
+reported".
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import queue
 import re
@@ -53,8 +64,8 @@ from ...schema import Train, TrialSpec
 from ..base import Limit
 from ..evalsets import check_evaluate
 from ..usercode import as_argument, check_task_keys, hyperparameter_names, log_path, study_folder, trial_folder
-from .metrics import MetricsError, MetricsReader, parse_metrics
-from .program import CappedLog, kill_group, launch, reap_orphans, stop_group
+from .metrics import METRIC_KEYS, SOURCE_KEYS, WHEN, MetricsError, MetricsReader, parse_metrics, read_new_lines
+from .program import CappedLog, kill_group, launch, reap_orphans, stop_group, wait_for_end
 
 if TYPE_CHECKING:
     from ...spec.space import Space
@@ -62,8 +73,12 @@ if TYPE_CHECKING:
 __all__ = ["CommandFamily", "CommandModel", "ProgramFailed", "ProgramTimeout", "FAMILY", "placeholders"]
 
 TASK_KEYS = ("command", "metrics", "name", "grace", "log_bytes")
+#: the keys inside task keys (the generated study-file keys page lists them)
+TASK_SUBKEYS = {"metrics": METRIC_KEYS, "metrics.<metric>": SOURCE_KEYS, "metrics.test.at": WHEN}
 PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 SPECIAL = ("seed", "trial_dir")
+#: ``test_protocol``: whose selection a trial's test score is
+PROTOCOLS = {False: "best dev epoch", True: "program"}
 PYTHONS = ("python", "python3")
 
 
@@ -200,8 +215,8 @@ class CommandFamily:
         return CommandModel(space, trial, work_dir)
 
     def result_columns(self, space: "Space") -> dict[str, str]:
-        """None: a program reports dev, test and loss only."""
-        return {}
+        """``test_protocol``: whose selection the test score is (:data:`PROTOCOLS`)."""
+        return {"test_protocol": "str"}
 
 
 class CommandModel:
@@ -214,14 +229,17 @@ class CommandModel:
         self.cap = int(space.task.get("log_bytes", 1 << 20))
         self.ended_reason: str | None = None
         self.silent_reason = "reported no metrics"
+        self.test_at_end = self.spec.test_at_end          # the trial's test score is the program's final one
+        self.final_test: float | None = None
+        self.no_test_reason = f"no test score reported: the program printed no {self.spec.describe_test()}"
 
     def collapse_reason(self, best_epoch: int) -> str | None:
         """Never: a program's run is judged by its scores alone."""
         return None
 
     def results(self, best_epoch: int) -> dict[str, Any]:
-        """No result columns."""
-        return {}
+        """Whose selection the test score is."""
+        return {"test_protocol": PROTOCOLS[self.test_at_end]}
 
     def drive(self, on_epoch) -> None:
         """Run the program; every epoch it reports goes to ``on_epoch``; stop it when that says so."""
@@ -272,13 +290,15 @@ class CommandModel:
                     kind, item = "idle", None
                 if kind == "eof":
                     eof = True
-                offset, from_file = _read_new(metrics_file, offset, file_reader)
+                offset, from_file = read_new_lines(metrics_file, offset, file_reader)
                 batch = ([item] if kind == "epoch" else []) + from_file
                 if kind == "error":
                     failure = item
                 for epoch in batch:
                     reported += 1
-                    if on_epoch(epoch["loss"], (epoch["dev"], epoch["test"]), {}):
+                    test = math.nan if epoch["test"] is None else epoch["test"]     # None: test comes at the end
+                    own = {} if epoch["epoch"] is None else {"epoch": int(epoch["epoch"])}
+                    if on_epoch(epoch["loss"], (epoch["dev"], test), own):
                         stopped = True
                         break
                 if eof and not stopped and failure is None:
@@ -286,6 +306,9 @@ class CommandModel:
                 if timeout is not None and not stopped and time.monotonic() - t0 > timeout:
                     failure = ProgramTimeout(f"timeout: the program ran past train.timeout_s = {timeout:g} s "
                                              f"after {reported} epoch(s) and was killed (log: {log_file})")
+            if stopped and failure is None and self.test_at_end and not eof:
+                # at max_epochs the program is usually ending by itself: a Ctrl-C then could hit its test
+                wait_for_end(proc, events, self.grace, interrupt=reported < self.space.train.max_epochs)
             if stopped or failure is not None:
                 stop_group(proc, 0.0 if failure is not None else self.grace)
             rc = proc.wait()
@@ -299,6 +322,15 @@ class CommandModel:
                 record.unlink()
             except OSError:
                 pass
+        read_new_lines(metrics_file, offset, file_reader)          # a final test line written to the file
+        finals = [r.final_test for r in (stdout_reader, file_reader) if r.final_test is not None]
+        self.final_test = finals[0] if finals else None
+        if self.test_at_end and stopped:
+            self.no_test_reason += (f" after it was asked to finish (SIGINT) at epoch {reported}; catch "
+                                    f"KeyboardInterrupt, test, and print the test line within task.grace = "
+                                    f"{self.grace:g} s (log: {log_file})")
+        else:
+            self.no_test_reason += f" before it exited (log: {log_file})"
         if failure is not None:
             raise failure if not isinstance(failure, MetricsError) else MetricsError(f"{failure} (log: {log_file})")
         if stopped:
@@ -309,21 +341,6 @@ class CommandModel:
         self.ended_reason = f"the program exited after epoch {reported}"
         self.silent_reason = (f"reported no metrics: the program exited 0 without {self.spec.describe()} "
                               f"(log: {log_file})")
-
-
-def _read_new(path: Path, offset: int, reader: MetricsReader) -> tuple[int, list[dict]]:
-    """Epochs in the complete lines appended to ``path`` since ``offset``."""
-    try:
-        with open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read()
-    except OSError:
-        return offset, []
-    end = data.rfind(b"\n") + 1
-    epochs = []
-    for line in data[:end].decode("utf-8", "replace").splitlines():
-        epochs += reader.feed(line)
-    return offset + end, epochs
 
 
 FAMILY = CommandFamily()

@@ -19,14 +19,16 @@ import collections
 import ctypes
 import json
 import os
+import queue
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import IO
 
 from study.processes import alive, records_folder, start_time
 
-__all__ = ["launch", "stop_group", "kill_group", "reap_orphans", "records_dir", "CappedLog", "start_time"]
+__all__ = ["launch", "stop_group", "interrupt_group", "wait_for_end", "kill_group", "reap_orphans", "records_dir", "CappedLog", "start_time"]
 
 PR_SET_PDEATHSIG = 1
 
@@ -37,6 +39,10 @@ def records_dir() -> Path:
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # Ctrl-C as a terminal gives it (a Ray worker may ignore SIGINT, and a child inherits that):
+    # a script catches KeyboardInterrupt to stop training and still test
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})     # a blocked mask is inherited too
     try:
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     except OSError:
@@ -69,6 +75,15 @@ def stop_group(proc: subprocess.Popen, grace: float) -> None:
         pass
     kill_group(proc.pid)
     proc.wait()
+
+
+def interrupt_group(proc: subprocess.Popen) -> None:
+    """SIGINT to the program's group: Ctrl-C, which a training script may
+    catch to stop training and still test its best checkpoint."""
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def kill_group(pgid: int) -> None:
@@ -146,3 +161,23 @@ class CappedLog:
         ``limit`` characters), for a failure's reason."""
         text = " | ".join(reversed(self.last))
         return text if len(text) <= limit else text[:limit] + "..."
+
+
+def wait_for_end(proc: subprocess.Popen, events: queue.Queue, grace: float, *, interrupt: bool = True) -> bool:
+    """Ask the program to finish (SIGINT) and wait until its output ends
+    (``events``, the reader thread's queue, says ``eof``) or ``grace`` seconds
+    pass; epochs it still reports are not counted. ``interrupt`` False: first
+    wait ``grace`` seconds for it to end by itself (it reached the epochs it
+    was given), then ask. True at its end of output."""
+    for ask in ((False, True) if not interrupt else (True,)):
+        if ask:
+            interrupt_group(proc)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            try:
+                kind, _ = events.get(timeout=min(0.2, max(deadline - time.monotonic(), 0.01)))
+            except queue.Empty:
+                continue
+            if kind == "eof":
+                return True
+    return False
