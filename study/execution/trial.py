@@ -222,7 +222,7 @@ def drive_trial(model, record: Record, report: Callable[[dict[str, Any]], None],
     simply returned. No epoch at all raises :class:`NoMetrics`.
     """
     pending: list[dict[str, Any]] = []      # the last epoch's row, reported when the next arrives
-    clock, count, labels = [time.perf_counter()], [0], []      # epochs run; each one's number
+    clock, count, last = [time.perf_counter()], [0], [0]      # epochs run; the last one's number
     own_test = getattr(model, "test_at_end", False)     # its test score comes once, after the last epoch
 
     def on_epoch(loss: float | None, scores, extras: dict[str, Any] | None = None) -> bool:
@@ -232,9 +232,8 @@ def drive_trial(model, record: Record, report: Callable[[dict[str, Any]], None],
         count[0] += 1
         # the code's own epoch number where it gives one that increases (a command's epoch regex), else the count
         own = extras.pop("epoch", None)
-        epoch = int(own) if own is not None and (not labels or int(own) > labels[-1]) else \
-            (labels[-1] + 1 if labels else count[0])
-        labels.append(epoch)
+        epoch = int(own) if own is not None and (count[0] == 1 or int(own) > last[0]) else last[0] + 1
+        last[0] = epoch
         now = time.perf_counter()
         seconds, clock[0] = now - clock[0], now
         if pending:

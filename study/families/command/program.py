@@ -163,12 +163,12 @@ class CappedLog:
         return text if len(text) <= limit else text[:limit] + "..."
 
 
-def wait_for_end(proc: subprocess.Popen, events: queue.Queue, grace: float, *, interrupt: bool = True) -> bool:
+def wait_for_end(proc: subprocess.Popen, events: queue.Queue, grace: float, *, interrupt: bool = True) -> None:
     """Ask the program to finish (SIGINT) and wait until its output ends
     (``events``, the reader thread's queue, says ``eof``) or ``grace`` seconds
     pass; epochs it still reports are not counted. ``interrupt`` False: first
     wait ``grace`` seconds for it to end by itself (it reached the epochs it
-    was given), then ask. True at its end of output."""
+    was given), then ask."""
     for ask in ((False, True) if not interrupt else (True,)):
         if ask:
             interrupt_group(proc)
@@ -179,5 +179,4 @@ def wait_for_end(proc: subprocess.Popen, events: queue.Queue, grace: float, *, i
             except queue.Empty:
                 continue
             if kind == "eof":
-                return True
-    return False
+                return
