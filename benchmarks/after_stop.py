@@ -4,8 +4,9 @@
 configuration's difference N(theta, 0.0224), delta 0.01, budget 46, a
 first wave of 4 and the automatic looks, O'Brien-Fleming type, power 0.8)
 at theta = delta and 2 delta: the mean of the naive estimate at the stop
-and of the median-unbiased one (:meth:`SpendingPath.after_stop`), as a
-share of delta away from theta, and how often the stagewise interval holds
+and of the median-unbiased one (:meth:`SpendingPath.after_stop`) and the
+bias-adjusted one (:meth:`SpendingPath.bias_adjusted`, Whitehead 1986), as
+a share of delta away from theta, and how often the stagewise interval holds
 theta; beside them, the same stagewise estimate had the sd been known (the
 normal score and the change of scale from the true sd), which shows how
 much of the remaining bias comes from estimating the sd at the stop.
@@ -14,7 +15,7 @@ whose repeated interval leaves out ½ is the look the exact test decides
 at, in every study. ``tests/test_after_stop.py`` runs smaller
 versions::
 
-    .venv/bin/python benchmarks/after_stop.py --json benchmarks/results/after_stop-2026-12-04.json
+    .venv/bin/python benchmarks/after_stop.py --json benchmarks/results/after_stop-2026-12-05.json
 """
 
 from __future__ import annotations
@@ -41,13 +42,14 @@ def estimates(reps: int, theta: float, *, budget: int = 46, seed: int = 3) -> di
     """Bias of both estimates (share of delta) and the stagewise interval's coverage at ``theta``."""
     rng = np.random.default_rng(seed)
     looks = spending_looks(4, budget)
-    naive, adjusted, known, covered = [], [], [], 0
+    naive, adjusted, whitehead, known, covered = [], [], [], [], 0
     for row in theta + SD * rng.standard_normal((reps, budget)):
         path = spending_path(row, looks, budget, statistic="mean", alpha=0.05, delta=DELTA, kind="obf")
         k = path.decided_look if path.decided_look is not None else len(path.counts) - 1
         a = path.after_stop()
         naive.append(path.estimate[k])
         adjusted.append(a.estimate)
+        whitehead.append(path.bias_adjusted())
         covered += a.lower <= theta <= a.upper
         # the same stagewise estimate had the sd been known: the normal score from the true sd, its drift
         # turned into the mean's scale by the true sd (where the estimate's remaining bias comes from)
@@ -57,6 +59,8 @@ def estimates(reps: int, theta: float, *, budget: int = 46, seed: int = 3) -> di
     return {"theta": theta, "reps": reps, "bias_naive_of_delta": (np.mean(naive) - theta) / DELTA,
             "bias_adjusted_of_delta": (np.mean(adjusted) - theta) / DELTA,
             "bias_known_sd_of_delta": (np.mean(known) - theta) / DELTA,
+            "bias_whitehead_of_delta": (np.mean(whitehead) - theta) / DELTA,
+            "se_whitehead_of_delta": float(np.std(whitehead) / np.sqrt(reps) / DELTA),
             "se_of_delta": float(np.std(adjusted) / np.sqrt(reps) / DELTA), "coverage": covered / reps}
 
 
@@ -87,7 +91,8 @@ def main() -> None:
            "python": platform.python_version(), "command": "benchmarks/after_stop.py " + " ".join(sys.argv[1:])}
     for row in out["mean"]:
         print(f"theta {row['theta']:.3f}: bias naive {row['bias_naive_of_delta']:+.3f} delta, median-unbiased "
-              f"{row['bias_adjusted_of_delta']:+.3f} delta (SE {row['se_of_delta']:.3f}), with the sd known "
+              f"{row['bias_adjusted_of_delta']:+.3f} delta (SE {row['se_of_delta']:.3f}), bias-adjusted "
+              f"{row['bias_whitehead_of_delta']:+.3f} delta (SE {row['se_whitehead_of_delta']:.3f}), with the sd known "
               f"{row['bias_known_sd_of_delta']:+.3f} delta; coverage "
               f"{row['coverage']:.3f}")
     print(f"share: {out['share']['disagreements']} of {out['share']['reps']} studies where interval and test "

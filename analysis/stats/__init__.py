@@ -19,8 +19,9 @@ from __future__ import annotations
 from study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
-    "afterstop": ("Adjusted", "stagewise", "share_interval", "DENSITY"),
+    "afterstop": ("Adjusted", "stagewise", "share_interval", "mean_of_drift", "DENSITY"),
     "agreement": ("RankAgreement", "rank_agreement"),
+    "biasadjust": ("bias_adjusted_mean", "planned_counts", "expected_at_stop", "ADJUST_PATHS", "ADJUST_SEED"),
     "anytime": ("mixture_crossing", "median_interval", "ClaimPath", "claim_path", "PRIOR"),
     "aso": ("aso_matrix", "ASOResult", "violation_ratio", "boot_quantiles", "TAU"),
     "claims": ("ClaimResult", "judge", "claim_sequence", "gated", "GATED_RULES", "EMPTY_WHY"),

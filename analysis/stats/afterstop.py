@@ -18,10 +18,13 @@ information) is θ, of an outcome at least as extreme as the one observed:
 
 ``f`` comes from the recursion of :mod:`analysis.stats.groupseq` over the
 looks taken (the futility side is non-binding and left out, as is usual).
-The drift is turned into the statistic's scale by the look's own factor
-(the mean: sd / sqrt(budget); the win share: 1 / (2 sqrt(M)), M the
-configurations that are not ties at full information), so the values are
-normal-theory approximations for the t statistic and the sign test.
+The drift is turned into the statistic's scale at the stop: on the win
+share by the look's factor 1 / (2 sqrt(M)), M the configurations that are
+not ties at full information; on the mean by undoing the look's own step
+from t to normal score (:func:`mean_of_drift`: a drift's normal score at
+the look, the t with the same tail, times the standard error), so that the
+estimate at a single look is the observed mean. (A linear change of scale
+by the observed t / z held 94.9 % at the design's effect.)
 
 :func:`share_interval` is the win share's repeated interval at a look,
 inverted from the look's exact sign-test boundaries, so that it leaves out
@@ -41,7 +44,7 @@ from .groupseq import crossing_probabilities
 #: grid points per unit of z in the recursion (coarser than the boundaries' 40: an estimate moves by < 0.001 z)
 DENSITY = 12
 
-__all__ = ["Adjusted", "stagewise", "share_interval", "DENSITY"]
+__all__ = ["Adjusted", "stagewise", "share_interval", "mean_of_drift", "DENSITY"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +81,20 @@ def stagewise(fractions, bounds, stop: int, z: float, alpha: float) -> Adjusted:
 
     p0 = f(0.0)
     return Adjusted(solve(0.5), solve(alpha / 2), solve(1 - alpha / 2), min(1.0, 2 * min(p0, 1 - p0)))
+
+def mean_of_drift(drift: float, fraction: float, sd: float, count: int) -> float:
+    """The mean difference at a look of ``count`` units with spread ``sd`` whose
+    t statistic has the upper tail of the normal score ``drift * sqrt(fraction)``.
+
+    >>> round(mean_of_drift(1.96, 1.0, 3.0, 9), 3)          # scipy.stats.t.isf(0.025, 8) * 3 / sqrt(9)
+    2.306
+    """
+    if not math.isfinite(drift):
+        return drift
+    z = drift * math.sqrt(fraction)
+    t = float(-special.stdtrit(count - 1, special.ndtr(-z)))
+    return t * sd / math.sqrt(count)
+
 
 def share_interval(wins: int, m: int, low: int, high: int) -> tuple[float, float]:
     """The win share's repeated interval at a look, from its exact boundaries

@@ -212,12 +212,16 @@ def _after_stop_note(tracked: list[Tracked], until: Until) -> str:
         if adjusted is None or not np.isfinite(adjusted.estimate):
             continue
         k = t.path.decided_look if t.path.decided_look is not None else len(t.path.counts) - 1
+        whitehead = t.path.bias_adjusted()
+        mean_bias = f", bias-adjusted {whitehead:.4f}" if np.isfinite(whitehead) else ""
         parts.append(f"{t.choice} {t.a}–{t.b} ({t.task}): {adjusted.estimate:.4f} "
                      f"[{adjusted.lower:.4f}, {adjusted.upper:.4f}], p = {adjusted.p:.3g} (naive estimate "
-                     f"{t.path.estimate[k]:.4f})")
+                     f"{t.path.estimate[k]:.4f}{mean_bias})")
     return ("After the stop (stagewise ordering; Jennison & Turnbull 2000, ch. 8): a study stops when its estimate "
             "is high, so the estimate at the stop is biased; the median-unbiased estimate, its "
-            f"{until.confidence:.0%} interval and the stagewise p-value: " + ("; ".join(parts) or "none yet") +
+            f"{until.confidence:.0%} interval and the stagewise p-value" + (
+                " (a mean's bias-adjusted estimate: Whitehead 1986, the design simulated)" if until.statistic == "mean"
+                else "") + ": " + ("; ".join(parts) or "none yet") +
             ". The fixed-sample tables below are not valid at this data-dependent stop.")
 
 

@@ -14,10 +14,8 @@ of a look is ``n_k`` over the budget's configurations. At each look:
   t statistic (the variance estimated afresh at each look from every unit
   so far) against boundaries calibrated by simulation of the t statistics'
   joint law at the looks actually taken (:mod:`analysis.stats.tboundaries`),
-  which holds the level for normal differences at every budget; the
-  t-to-normal mapping of Jennison & Turnbull (2000, sec. 3.8), used before,
-  keeps only each look's marginal level and was anti-conservative at small
-  budgets (5.2-6.0 % at a nominal 5 %).
+  which holds the level for normal differences at every budget (the
+  t-to-normal mapping it replaces was anti-conservative at small budgets).
 * **futile** (the futility side, non-binding): beta (1 − ``power``) is spent
   by the Hwang-Shih-DeCani function (gamma −12) under the alternative that
   the true effect is ±delta, with the upper exits taken out first; the study
@@ -31,12 +29,10 @@ of a look is ``n_k`` over the budget's configurations. At each look:
   error). Because the efficacy boundaries are computed without it, ignoring
   a futility stop never raises the level.
 
-With the drift known, the futility boundary would meet the efficacy one at
-the budget's last look when the budget is the design's size
-(:func:`design_configurations`); with the drift estimated they may not, and a
-pair between them is "undecided at budget". ``seedsweep plan`` therefore
-recommends the smallest budget whose *simulated* power reaches ``power``
-(:func:`recommend_budget`), starting from the design's size.
+With the drift estimated, the futility and efficacy boundaries need not meet
+at the budget's last look (a pair between them is "undecided at budget"), so
+``seedsweep plan`` recommends the smallest budget whose *simulated* power
+reaches ``power`` (:func:`recommend_budget`), from the design's size.
 A look at an unplanned fraction (a short wave, failed configurations, a
 resume) spends by the fraction reached. The interval shown beside each
 decision is the repeated confidence interval (Jennison & Turnbull ch. 9) at
@@ -45,9 +41,10 @@ of the boundary's tail times its standard error; on the win share (among
 the configurations that are not ties), the shares the look's exact
 boundaries do not reject (:func:`analysis.stats.afterstop.share_interval`),
 so that interval and test never disagree. The estimate at a stop is biased
-(a study stops when its estimate is high); :meth:`SpendingPath.after_stop`
+(a study stops when its estimate is high): :meth:`SpendingPath.after_stop`
 gives the stagewise-ordered median-unbiased estimate, interval and p-value
-(:mod:`analysis.stats.afterstop`).
+(:mod:`analysis.stats.afterstop`), :meth:`SpendingPath.bias_adjusted` the
+mean's bias-adjusted estimate (:mod:`analysis.stats.biasadjust`).
 """
 
 from __future__ import annotations
@@ -61,7 +58,8 @@ from scipy import special
 
 from study.spec.until import SPENDING_LOOKS, auto_spending_wave, look_schedule
 
-from .afterstop import Adjusted, share_interval, stagewise
+from .afterstop import Adjusted, mean_of_drift, share_interval, stagewise
+from .biasadjust import bias_adjusted_mean
 from .groupseq import FUTILITY, boundaries, futility_boundaries, share_boundaries, size_ratio
 from .tboundaries import MIN_UNITS as MIN_MEAN_UNITS, t_boundaries
 
@@ -109,17 +107,30 @@ class SpendingPath:
     score_bounds: tuple[float, ...] = ()   # each look's efficacy boundary on that score's scale
     centre: float = 0.0                    # the statistic at no effect (½ for a win share)
     alpha: float = 0.05
+    sds: tuple[float, ...] = ()            # the mean's spread at each look (nan: a win share)
+    design: tuple = ()                     # (budget, kind, delta, power, final): the rule behind the stop
 
     def after_stop(self) -> Adjusted | None:
-        """Stagewise-ordered inference at the stop (the deciding look, else
-        the last): the median-unbiased estimate, its interval and the
-        stagewise p-value on the statistic's scale (:mod:`analysis.stats.afterstop`)."""
+        """Stagewise-ordered inference at the stop (the deciding look, else the last) on the statistic's
+        scale: the median-unbiased estimate, its interval and p-value (:mod:`analysis.stats.afterstop`)."""
         if not self.counts:
             return None
         k = self.decided_look if self.decided_look is not None else len(self.counts) - 1
         a = stagewise(self.fractions, self.score_bounds, k, self.scores[k], self.alpha)
-        s = self.scales[k]
-        return Adjusted(self.centre + a.estimate * s, self.centre + a.lower * s, self.centre + a.upper * s, a.p)
+        three = (a.estimate, a.lower, a.upper)
+        on = ([mean_of_drift(d, self.fractions[k], self.sds[k], self.counts[k]) for d in three]  # the mean: undo
+              if self.sds and not self.centre else [self.centre + d * self.scales[k] for d in three])  # its t-to-z
+        return Adjusted(*on, a.p)
+
+    def bias_adjusted(self) -> float:
+        """The mean's bias-adjusted estimate at the stop (:mod:`analysis.stats.biasadjust`; nan: a win share)."""
+        if not self.counts or not self.sds or self.centre:          # no looks, or a win share (centre ½)
+            return math.nan
+        k = self.decided_look if self.decided_look is not None else len(self.counts) - 1
+        cap, kind, delta, power, final = self.design
+        drift = _rounded(delta * math.sqrt(cap) / self.sds[k]) if delta > 0 and self.sds[k] > 0 else None
+        return bias_adjusted_mean(self.estimate[k], self.sds[k], self.counts, k, cap, alpha=self.alpha, kind=kind,
+                                  drift=drift, beta=round(1.0 - power, 10), final=final)
 
     @property
     def decision(self) -> str:
@@ -211,7 +222,8 @@ def spending_path(values, counts: list[int], cap: int, *, statistic: str, alpha:
                         tuple(x.upper for x in looks), tuple(out_dec), decided_look,
                         tuple(math.nan if x.z is None else float(x.z) for x in looks), tuple(map(float, upper_z)),
                         tuple(x.scale for x in looks), tuple(x.score for x in looks),
-                        tuple(x.score_bound for x in looks), 0.5 if statistic == "share" else 0.0, alpha)
+                        tuple(x.score_bound for x in looks), 0.5 if statistic == "share" else 0.0, alpha,
+                        tuple(x.sd for x in looks), (cap, kind, delta, power, final))
 
 
 @dataclass(frozen=True)
@@ -229,6 +241,7 @@ class _Look:
     scale: float = math.nan       # the statistic's change per unit of drift (inference after a stop)
     score: float = math.nan       # the normal score for that inference ...
     score_bound: float = math.inf  # ... and the look's efficacy boundary on its scale
+    sd: float = math.nan           # the mean's spread (a win share: nan)
 
 
 def _share_looks(values, used, fractions, cap, alpha, delta, kind, upper_z) -> list[_Look]:
@@ -262,18 +275,15 @@ def _mean_looks(values, used, cap, delta, upper_z) -> list[_Look]:
         mean = float(x.mean())
         sd = float(x.std(ddof=1)) if c > 1 else 0.0
         if c < MIN_MEAN_UNITS or sd <= 0 or not math.isfinite(upper_z[k]):
-            out.append(_Look(mean, -math.inf, math.inf, None, None, None))
+            out.append(_Look(mean, -math.inf, math.inf, None, None, None, sd=sd))
             continue
         se = sd / math.sqrt(c)
         quantile = float(-special.stdtrit(c - 1, special.ndtr(-upper_z[k])))     # the t with that upper tail
         z = _t_to_z(mean / se, c - 1)
         efficacy = "A better" if z >= upper_z[k] else "B better" if z <= -upper_z[k] else None
         drift = _rounded(delta * math.sqrt(cap) / sd) if delta > 0 else None
-        # inference after a stop works on the normal score z (its boundaries hold each look's level); a unit of
-        # drift is worth sd / sqrt(cap) times t / z on the mean's scale, so the drift at z is the estimate itself
-        stretch = (mean / se) / z if abs(z) > 1e-9 else 1.0
         out.append(_Look(mean, mean - quantile * se, mean + quantile * se, z, efficacy, drift,
-                         stretch * sd / math.sqrt(cap), z, upper_z[k]))
+                         sd / math.sqrt(cap), z, upper_z[k], sd))   # after a stop: afterstop.mean_of_drift
     return out
 
 
@@ -282,9 +292,8 @@ def design_configurations(fixed: int, looks: list[int] | None = None, *, alpha: 
     """The budget (configurations) at which the spending design has ``power``
     at the effect a fixed design of ``fixed`` configurations is sized for:
     the fixed size times the squared ratio of the design's drift to the fixed
-    design's (:func:`analysis.stats.groupseq.size_ratio`), at the looks'
-    fractions of the budget (``looks``: configurations at each look, the last
-    the budget; None: :data:`~study.spec.until.SPENDING_LOOKS` equally spaced).
+    design's (:func:`analysis.stats.groupseq.size_ratio`) at ``looks``
+    (None: :data:`~study.spec.until.SPENDING_LOOKS` equally spaced).
 
     >>> design_configurations(100)
     106
@@ -315,9 +324,7 @@ def recommend_budget(draw, fixed: int, *, first: int, statistic: str, alpha: flo
     spending study (first wave ``first``, automatic waves) decides 'A better'
     in at least ``power`` of ``reps`` simulated studies whose units come from
     ``draw(rng, reps, n)`` (units at the effect delta: the model, or the
-    pilot's resamples shifted to it). The same draws serve every candidate,
-    so the power found rises with the budget; the normal theory's budget
-    falls short where the t statistic and the estimated drift cost power."""
+    pilot's resamples shifted to it), the same draws for every candidate."""
     rng = np.random.default_rng(seed)
     most = 3 * max(fixed, first + 1)
     pool = draw(rng, reps, most)
