@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.seedsweep-installed
 
-.PHONY: setup quickstart test lock browser ledger docs docs-serve
+.PHONY: setup quickstart test test-fast lock browser ledger docs docs-serve
 
 $(STAMP): requirements.lock requirements-nodeps.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -34,6 +34,11 @@ browser:
 WORKERS ?= 3
 test: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS) --durations=30
+
+# The inner loop: the tests that are not slow (marked slow, or recorded at 3 s or more in
+# tests/durations.txt: conftest.py), about 3 minutes here. make test stays the whole suite.
+test-fast: setup browser
+	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -q -n $(WORKERS) -m "not slow" --durations=10
 
 # The documentation site (mkdocs.yml, docs/): built strict into build/site, which opens from
 # the disk (file://, no server, no network); the reference pages are generated from the code

@@ -8,6 +8,8 @@
   worker), its longest first (``tests/durations.txt``). With parallel
   workers (pytest-xdist, ``make test``), the long end-to-end tests then
   start at once instead of ending the run one after another.
+* ``slow``: marked by hand, or recorded at :data:`SLOW_SECONDS` or more in
+  ``tests/durations.txt``; ``make test-fast`` runs the rest.
 * Doctests of ``study`` and ``analysis`` (run by ``--doctest-modules``): their
   examples read ``run_dir``, a small synthetic study written here without Ray
   (6 configurations x Softmax/CRF x 2 seeds, CRF's injected effect +0.05).
@@ -55,12 +57,20 @@ def _durations() -> dict[str, float]:
     return found
 
 
+#: a test recorded at this many seconds or more in tests/durations.txt is slow (make test-fast leaves it out)
+SLOW_SECONDS = 3.0
+
+
 def pytest_collection_modifyitems(session, config, items):
     """Longest modules first, each module's tests together, its longest first
-    (stable: tests without a recorded duration keep their order)."""
+    (stable: tests without a recorded duration keep their order); a test
+    recorded at :data:`SLOW_SECONDS` or more is marked ``slow``."""
     seconds = _durations()
     if not seconds:
         return
+    for item in items:
+        if seconds.get(item.nodeid, seconds.get(item.nodeid.split("[", 1)[0], 0.0)) >= SLOW_SECONDS:
+            item.add_marker(pytest.mark.slow)
     modules: dict[str, float] = {}
     for item in items:
         module = item.nodeid.split("::", 1)[0]

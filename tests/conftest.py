@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
 import time
+import uuid
 from pathlib import Path
 
 import psutil
@@ -43,6 +45,36 @@ def ray_local():
     yield
     ray.shutdown()
     shutil.rmtree(temp, ignore_errors=True)
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def worker_ray():
+    """One Ray per pytest worker for the command-line tests that are not about
+    Ray's own start, stop or death: ``ray start --head`` with its own temp dir
+    and port; a test joins it with ``--address`` (the value yielded). Its
+    daemons are stopped by PID at the end (never ``ray stop``: that stops
+    every Ray on the machine)."""
+    tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssw-", dir="/tmp")
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    env.pop("RAY_ADDRESS", None)
+    port = free_port()
+    try:
+        started = subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}",
+                                  "--num-cpus=2", f"--temp-dir={ray_tmp}", "--include-dashboard=false",
+                                  "--disable-usage-stats"], env=env, capture_output=True, text=True, timeout=180)
+        assert started.returncode == 0, started.stderr
+        yield f"127.0.0.1:{port}"
+    finally:
+        kill_tagged(tag, ray_tmp)
+        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
+        shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 def holds_file_under(pid: int, folder: str) -> bool:

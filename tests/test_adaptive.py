@@ -143,20 +143,20 @@ def test_a_bad_until_block_exits_2_with_nothing_written(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_score_outside_the_declared_range_stops_the_study_with_its_rows_kept(tmp_path):
+def test_a_score_outside_the_declared_range_stops_the_study_with_its_rows_kept(tmp_path, worker_ray):
     space = tmp_path / "range.yaml"
     space.write_text(re.sub(r"until: .*", "until: {statistic: mean, range: [0, 0.2], budget: {samples: 40}}",
                             STUDY).replace("samples: 4\n", "samples: 2\n").replace("epoch_seconds: 0.4",
                                                                                   "epoch_seconds: 0.0"))
     out = tmp_path / "out"
-    r = seedsweep("run", str(space), "--out", str(out), "--num-cpus", "2",
+    r = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray,
                   env={**os.environ, "RAY_AUTH_MODE": "disabled"})
     assert r.returncode == 2, r.stderr
     assert f"{out}: a stored test_score of" in r.stderr and "outside until.range [0.0, 0.2]" in r.stderr
     assert stored(out) == 4                                   # the first wave's rows are kept
 
 
-def test_a_study_that_cannot_decide_stops_at_its_budget_and_says_so(tmp_path):
+def test_a_study_that_cannot_decide_stops_at_its_budget_and_says_so(tmp_path, worker_ray):
     """No true difference: 2 + 2 configurations of budget cannot decide; the
     study stops at the budget, exit 0, and the report says 'undecided at budget'."""
     space = tmp_path / "budget.yaml"
@@ -164,7 +164,7 @@ def test_a_study_that_cannot_decide_stops_at_its_budget_and_says_so(tmp_path):
                      .replace("samples: 4\n", "samples: 2\n").replace("crf: 0.03", "crf: 0.0")
                      .replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))
     out = tmp_path / "out"
-    r = seedsweep("run", str(space), "--out", str(out), "--num-cpus", "2",
+    r = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray,
                   env={**os.environ, "RAY_AUTH_MODE": "disabled"})
     assert r.returncode == 0, r.stderr
     assert "stopped after 4 configurations: budget spent: 4 configurations (8 trials)" in r.stderr

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -16,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import analysis
-from tests.conftest import REPO, kill_tagged, wait_gone
+from tests.conftest import REPO, free_port, kill_tagged, wait_gone
 
 pytestmark = pytest.mark.slow
 
@@ -28,12 +27,6 @@ seeds: 1
 compare: {classifier: [softmax, crf]}
 train: {max_epochs: 3}
 """
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 TAGGER = """

@@ -64,13 +64,13 @@ def sha256sum(path: Path) -> str:
     return subprocess.run(["sha256sum", str(path)], capture_output=True, text=True, check=True).stdout.split()[0]
 
 
-def test_claims_are_sealed_before_the_first_trial_and_cannot_change_unless_superseded(tmp_path):
+def test_claims_are_sealed_before_the_first_trial_and_cannot_change_unless_superseded(tmp_path, worker_ray):
     space = tmp_path / "study.yaml"
     space.write_text(STUDY)
     claims = tmp_path / "claims.yaml"
     claims.write_text(CLAIMS)
     out = tmp_path / "run"
-    r = seedsweep("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet", "--num-cpus", "2")
+    r = seedsweep("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet", "--address", worker_ray)
     assert r.returncode == 0, r.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     record = manifest["claims"]
@@ -98,7 +98,7 @@ def test_claims_are_sealed_before_the_first_trial_and_cannot_change_unless_super
     assert sha256sum(out / old["file"]) == old["sha256"] == before_hash(before)
 
     # a resume without --claims keeps the record
-    r = seedsweep("run", str(space), "--out", str(out), "--quiet")
+    r = seedsweep("run", str(space), "--out", str(out), "--quiet", "--address", worker_ray)
     assert r.returncode == 0, r.stderr
     assert json.loads((out / "manifest.json").read_text())["claims"]["sha256"] == record["sha256"]
 
@@ -176,13 +176,13 @@ train: {max_epochs: 1, patience: 1}
 
 @pytest.mark.skipif(not (DATA / "conll2000").is_dir(), reason=f"the shared data folder is not at {DATA} "
                                                                  "(set SEEDSWEEP_SHARED_DATA)")
-def test_the_manifest_records_every_file_a_study_read_the_packages_and_the_command(tmp_path):
+def test_the_manifest_records_every_file_a_study_read_the_packages_and_the_command(tmp_path, worker_ray):
     space = tmp_path / "study.yaml"
     space.write_text(TAGGER)
     out = tmp_path / "run"
     env = {**os.environ, "SEEDSWEEP_DATA": str(DATA)}
     r = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out), "--quiet",
-                        "--num-cpus", "2"], capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
+                        "--address", worker_ray], capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
     assert r.returncode == 0, r.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     files = manifest["files"]
@@ -326,7 +326,7 @@ SST5 = DATA / "sst5"
 @pytest.mark.slow
 @pytest.mark.skipif(not (SST5 / "train.txt").is_file(), reason=f"SST-5 not found at {SST5} "
                                                                  "(set SEEDSWEEP_SHARED_DATA to the shared data folder)")
-def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path):
+def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path, worker_ray):
     """The worked example: MiniLM on SST-5, the original protocol (Adam at a
     constant rate) beside AdamW, every epoch run; three test scores per run."""
     out = tmp_path / "sst5"
@@ -342,8 +342,8 @@ def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path):
     space = tmp_path / "sst5_protocol_small.yaml"
     space.write_text(small)
     r = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out),
-                        "--claims", "claims/sst5_protocol.yaml"], capture_output=True, text=True, cwd=REPO, env=env,
-                       timeout=1200)
+                        "--claims", "claims/sst5_protocol.yaml", "--address", worker_ray], capture_output=True,
+                       text=True, cwd=REPO, env=env, timeout=1200)
     assert r.returncode == 0, r.stderr
     text = r.stdout
     assert "claims and verdicts" in text and "before any result existed" in text

@@ -138,7 +138,7 @@ def test_the_rg2017_embeddings_study_resolves_every_compared_file(tmp_path):
     assert "embeddings komninos" in r.stdout and "embeddings levy_deps" in r.stdout
 
 
-def test_model_options_with_a_slash_run_end_to_end(tmp_path):
+def test_model_options_with_a_slash_run_end_to_end(tmp_path, worker_ray):
     """A folder (``./models/minilm``, relative to where the study is started)
     and a hub id found on the model search path, both holding the packaged
     MiniLM, compared in one study on a private local Ray."""
@@ -169,7 +169,7 @@ train: {{max_epochs: 1, patience: 1}}
         return r.stdout + r.stderr
 
     seedsweep("check", "--resolve", "models.yaml")
-    seedsweep("run", "models.yaml", "--out", "run", "--num-cpus", "2", "--quiet")
+    seedsweep("run", "models.yaml", "--out", "run", "--address", worker_ray, "--quiet")
     df = analysis.load(tmp_path / "run")
     assert sorted(df["option"]) == sorted(options) and sorted(df["model"]) == sorted(options)
     assert set(df["status"]) == {"ok"}, df[["option", "status", "reason"]]
@@ -180,5 +180,5 @@ train: {{max_epochs: 1, patience: 1}}
     report = seedsweep("report", "run")
     header = next(line for line in report.splitlines() if line.startswith("| Task"))
     assert [h.strip() for h in header.split("|")[-3:-1]] == options
-    again = seedsweep("run", "models.yaml", "--out", "run", "--quiet")          # resume: the keys round-trip
+    again = seedsweep("run", "models.yaml", "--out", "run", "--quiet", "--address", worker_ray)          # resume: the keys round-trip
     assert "2 already stored, 0 to run" in again

@@ -25,8 +25,8 @@ import pytest
 import analysis
 from analysis.reading.imported import import_csv
 from study.execution.runner import load_study
+from tests.conftest import free_port
 from tests.rundirs import write_synthetic_run
-from tests.test_address import free_port
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))

@@ -124,7 +124,7 @@ def test_a_changed_until_and_an_extension_without_level_are_refused_with_nothing
 
 
 @pytest.mark.slow
-def test_an_extension_runs_to_its_budget_tests_the_new_configurations_and_keeps_its_looks(tmp_path):
+def test_an_extension_runs_to_its_budget_tests_the_new_configurations_and_keeps_its_looks(tmp_path, worker_ray):
     """A spending study of budget 8 stopped after its first wave of 4 (as an
     hours budget stops one); extended to 12 it runs 8 new configurations, CRF
     winning each, and decides at the level left; the looks are kept; a
@@ -133,7 +133,7 @@ def test_an_extension_runs_to_its_budget_tests_the_new_configurations_and_keeps_
     space = tmp_path / "study.yaml"
     space.write_text(study(0.03, 8))
     write_synthetic_run(out, study(0.03, 8))
-    r = seedsweep("extend", str(out), "--budget", "12", "--num-cpus", "2", env=_env())
+    r = seedsweep("extend", str(out), "--budget", "12", "--address", worker_ray, env=_env())
     assert r.returncode == 0, r.stderr
     ext = json.loads((out / "extension.json").read_text())
     (entry,) = ext["sequences"]
@@ -150,5 +150,5 @@ def test_an_extension_runs_to_its_budget_tests_the_new_configurations_and_keeps_
     assert "Extended (seedsweep extend) from 8 to 12 configurations" in section
     r = seedsweep("extend", str(out), "--budget", "16", env=_env())
     assert r.returncode == 2 and "extended to 12 configurations already" in r.stderr, r.stderr
-    r = seedsweep("run", str(space), "--out", str(out), "--num-cpus", "2", "--quiet", env=_env())
+    r = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray, "--quiet", env=_env())
     assert r.returncode == 0 and "stopped after 12 configurations" in r.stderr, r.stderr

@@ -22,8 +22,7 @@ import pytest
 
 import analysis
 from study.store.rundir import RunDir
-from tests.conftest import REPO, holds_file_under, kill_tagged, wait_gone
-from tests.test_address import free_port
+from tests.conftest import REPO, free_port, holds_file_under, kill_tagged, wait_gone
 from tests.test_s3 import CREDENTIALS, s3_server  # noqa: F401 -- the fixture
 
 pytestmark = pytest.mark.slow

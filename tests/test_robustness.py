@@ -133,13 +133,13 @@ train: {{max_epochs: 3, patience: 2}}
 
 
 @pytest.fixture(scope="module")
-def robust_run(tmp_path_factory):
+def robust_run(tmp_path_factory, ray_local):
     if not (DATA / "sst5" / "train.txt").is_file():
         pytest.skip(f"SST-5 not found under {DATA} (set SEEDSWEEP_SHARED_DATA to the shared data folder)")
     folder = tmp_path_factory.mktemp("robust")
     path = folder / "study.yaml"
     path.write_text(SMALL_STUDY.format(sst=DATA / "sst5", bed=REPO / "testbeds" / "sst_phenomena.yaml"))
-    summary = study.run(path, folder / "run", num_cpus=2)
+    summary = study.run(path, folder / "run")              # on the worker's Ray (ray_local)
     assert summary.counts.get("ok", 0) + summary.counts.get("diverged", 0) == 16
     return folder / "run"
 
@@ -190,7 +190,7 @@ def test_the_dashboard_and_the_report_plot_every_models_accuracy_per_population(
         pytest.skip("Debian's chromium is not installed: 'make test' installs it (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    from tests.test_address import free_port
+    from tests.conftest import free_port
 
     df = analysis.load(robust_run)
     ok = df[df.status == "ok"]

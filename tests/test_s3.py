@@ -17,8 +17,7 @@ import time
 import pytest
 
 import analysis
-from tests.conftest import REPO
-from tests.test_address import free_port
+from tests.conftest import REPO, free_port
 
 pytestmark = pytest.mark.slow
 

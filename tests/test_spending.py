@@ -124,7 +124,7 @@ def test_looks_count_the_units_of_the_configurations_run_by_then():
     assert path.counts == (4, 8, 12), "a look with no new unit spends nothing"
 
 
-def test_a_spending_study_runs_its_looks_and_stops_with_the_decision(tmp_path):
+def test_a_spending_study_runs_its_looks_and_stops_with_the_decision(tmp_path, worker_ray):
     """CRF wins every configuration: the exact sign test under O'Brien-Fleming
     spending cannot decide at 4 or 8 of the 40 budgeted configurations (the
     level spent there is below 2 / 2^8) and decides 'B better' at a later
@@ -137,7 +137,7 @@ def test_a_spending_study_runs_its_looks_and_stops_with_the_decision(tmp_path):
     until = parse_space(text, "s.yaml").until
     assert until.looks(4, 2) == list(range(4, 41))
     out = tmp_path / "out"
-    r = seedsweep("run", str(space), "--out", str(out), "--num-cpus", "2",
+    r = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray,
                   env={**os.environ, "RAY_AUTH_MODE": "disabled"})
     assert r.returncode == 0, r.stderr
     assert "wave at 4 configurations: 0 of 1 decided" in r.stderr

@@ -121,7 +121,8 @@ def test_report_dashboard_and_ledger_on_a_function_study(tmp_path, bowl, ray_loc
 
 
 @pytest.mark.slow
-def test_an_adaptive_and_a_tuned_study_of_a_function_defined_in_python(tmp_path, bowl, ray_local, monkeypatch):
+def test_an_adaptive_and_a_tuned_study_of_a_function_defined_in_python(tmp_path, bowl, ray_local, monkeypatch,
+                                                                        worker_ray):
     import seedsweep as api
 
     monkeypatch.syspath_prepend(str(bowl))
@@ -146,7 +147,8 @@ def test_an_adaptive_and_a_tuned_study_of_a_function_defined_in_python(tmp_path,
     assert rows.lr.nunique() > 4 and "tuned" in analysis.report(tmp_path / "tune", n_bootstrap=50)
 
     # a definition is a study file in every respect: rerun from its manifest, nothing left to do
-    again = seedsweep("run", str(tmp_path / "until"), "--out", str(tmp_path / "until"), "--quiet")
+    again = seedsweep("run", str(tmp_path / "until"), "--out", str(tmp_path / "until"), "--quiet",
+                      "--address", worker_ray)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "0 to run" in again.stderr
     adaptive.save(tmp_path / "until.yaml")
@@ -244,7 +246,7 @@ def test_an_entry_point_that_does_not_provide_the_interface_exits_2(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not (DATA / "sst5").is_dir(), reason=f"the shared data is not at {DATA} (SEEDSWEEP_SHARED_DATA)")
-def test_the_trainer_example_reports_every_evaluation_of_the_trainer(tmp_path):
+def test_the_trainer_example_reports_every_evaluation_of_the_trainer(tmp_path, worker_ray):
     # the example as shipped, on a fifth of its slice (64 / 32 / 32 sentences): the claim -- every evaluation
     # the Trainer logs is an epoch row -- does not depend on the slice; the full slice runs as the docs say
     out = tmp_path / "run"
@@ -252,7 +254,7 @@ def test_the_trainer_example_reports_every_evaluation_of_the_trainer(tmp_path):
     text = (REPO / "examples" / "trainer" / "study.yaml").read_text()
     (tmp_path / "study.yaml").write_text(text + "fixed: {train_sentences: 64}\n")
     env = {**os.environ, "SEEDSWEEP_DATA": str(DATA), "RAY_AUTH_MODE": "disabled"}
-    proc = seedsweep("run", str(tmp_path / "study.yaml"), "--out", str(out), "--num-cpus", "2",
+    proc = seedsweep("run", str(tmp_path / "study.yaml"), "--out", str(out), "--address", worker_ray,
                      "--quiet", env=env, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     rd = RunDir(out)
