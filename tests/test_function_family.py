@@ -17,6 +17,7 @@ import pytest
 import study
 from study.errors import UserError
 from study.execution.trial import NoMetrics, Record, drive_trial
+from study.families.function.trialapi import Trial
 from study.schema import Train
 from study.store.rundir import RunDir
 from tests.conftest import REPO, refused_by_check_and_run
@@ -230,3 +231,16 @@ def test_a_module_path_is_found_beside_the_study_file(tmp_path):
     from study.families import get_family
 
     assert get_family("function").code_files(space) == [str(pkg / "train.py")]
+
+
+def test_an_infinite_extra_or_dev_loss_is_stored_as_nan_never_as_inf():
+    """trialapi's promise (a result column never holds inf): what reaches the
+    epoch row is NaN where the function reported inf, the finite values as given."""
+    seen = []
+    trial = Trial(key="k", choice="c", option="a", params={}, seed=1, folder=".", max_epochs=3,
+                  extras=("perplexity",), on_epoch=lambda loss, scores, extras: seen.append(extras) or False)
+    trial.report(dev=0.5, test=0.4, loss=1.0, perplexity=math.inf, dev_loss=-math.inf)
+    trial.report(dev=0.6, test=0.5, loss=0.9, perplexity=12.5, dev_loss=0.3)
+    assert math.isnan(seen[0]["perplexity"]) and math.isnan(seen[0]["dev_loss"])
+    assert seen[1] == {"perplexity": 12.5, "dev_loss": 0.3}
+

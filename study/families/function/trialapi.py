@@ -71,7 +71,7 @@ class Trial:
         for name, value in values.items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
                 raise TypeError(f"trial.report({name}=...) must be a number, got {type(value).__name__}")
-        row_extras = {k: float(v) for k, v in extras.items()}
+        row_extras = {k: finite_or_nan(float(v)) for k, v in extras.items()}     # inf never reaches a column
         self.epochs += 1
         self._stop = bool(self._on_epoch(None if loss is None else float(loss), (float(dev), float(test)),
                                          row_extras))
