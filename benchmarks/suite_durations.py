@@ -5,7 +5,7 @@ setup and teardown together; 2 s or more), longest first.
     .venv/bin/python -m pytest -n 3 --durations=0 | tee suite.log
     .venv/bin/python benchmarks/suite_durations.py < suite.log > tests/durations.txt
 
-Only the order of the suite depends on the file (conftest.py); the figures
+The order of the suite and the slow marker depend on the file (conftest.py); the figures
 are wall-clock seconds in a parallel run, so they include waiting for CPU.
 """
 
@@ -31,8 +31,8 @@ def main() -> int:
         return 2
     print("# Seconds per test (call + setup + teardown, >= 2 s) in a parallel run of the suite "
           f"(--durations=0, {datetime.now(timezone.utc):%Y-%m-%d}):")
-    print("# conftest.py starts the modules with the longest tests first. Only the order depends on it;")
-    print("# regenerate with benchmarks/suite_durations.py after adding a slow test.")
+    print("# conftest.py starts the modules with the longest tests first and marks a test of 3 s or more slow")
+    print("# (make test-fast leaves it out); regenerate with benchmarks/suite_durations.py after adding a slow test.")
     for node, s in sorted(seconds.items(), key=lambda kv: -kv[1]):
         if s >= 2.0:
             print(f"{s:.1f} {node}")
