@@ -358,9 +358,10 @@ def test_retry_failed_reruns_a_tuned_studys_failed_trials_with_their_parameters(
     broken.write_text("")
     space = tmp_path / "retry.yaml"
     space.write_text(SMALL.replace("noise: 0.005}", f"noise: 0.005, fail_while_exists: '{broken}'}}")
-                     .replace("budget: 16, replicates: 2, wave: 4", "budget: 4, replicates: 2, wave: 2"))
+                     .replace("budget: 16, replicates: 2, wave: 4", "budget: 4, replicates: 2, wave: 2")
+                     .replace("train: {max_epochs: 1, patience: 1}", "train: {max_epochs: 1, patience: 1, retries: 0}"))
     out = tmp_path / "run"
-    first = run_tuned(space, out, num_cpus=2)
+    first = run_tuned(space, out, num_cpus=2)           # retries: 0, so each failure is one attempt, not two
     assert first.counts == {"failed": 16}
     before = rows(out)
     broken.unlink()
