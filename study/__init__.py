@@ -11,7 +11,10 @@ registry); under them the ground floor (``errors``, ``files``, ``schema``,
 Importing this package starts nothing and changes nothing in
 ``os.environ``.
 
-The Python API mirrors the command line::
+The Python API mirrors the command line for a study's plain grid (a study
+with ``until:`` or ``tune:`` is refused by :func:`run`: its decisions need
+the statistics, above this package; ``seedsweep run FILE --out DIR`` or
+``seedsweep.define(...).run(out)`` runs it)::
 
     import study
     space = study.check("search_spaces/quickstart.yaml")     # validate, no side effects
@@ -25,7 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .errors import UserError
-from .execution.runner import RunSummary, load_study, plan_study, run
+from .execution.runner import RunSummary, load_study, plan_study, run as run_grid
 from .families import get_family
 from .spec.space import Space
 from .spec.spacefile import load_space
@@ -34,6 +37,23 @@ from .store.status import StudyStatus, study_status as status
 
 __all__ = ["UserError", "Space", "RunSummary", "StudyStatus", "check", "run", "status", "compact",
            "load_space", "load_study", "plan_study"]
+
+
+def run(space_path: str | Path, out: str | Path, **kwargs) -> RunSummary:
+    """Run (or resume) the plain grid of the study file ``space_path`` into
+    ``out``; keywords as :func:`study.execution.runner.run` (``num_cpus``,
+    ``address``, ``retry_failed``, ``claims``…). A study with ``until:`` or
+    ``tune:`` is refused with nothing written (run as a plain grid it would
+    neither stop when decided nor search): run it with ``seedsweep run``."""
+    space = load_study(space_path)
+    for key, value in (("until", space.until), ("tune", space.tune)):
+        if value is not None:
+            raise UserError(f"{space_path}: {key}", f"study.run runs a study's plain grid, and this study has "
+                            f"{key}: (an {'adaptive' if key == 'until' else 'tuned'} study, whose waves are "
+                            "decided by the statistics)",
+                            f"Run it with 'seedsweep run {space_path} --out {out}', or from Python with "
+                            "seedsweep.define(...).run(out).")
+    return run_grid(space_path, out, **kwargs)
 
 
 def check(space_path: str | Path, *, resolve: bool = False) -> Space:

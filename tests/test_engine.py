@@ -200,3 +200,15 @@ def test_resume_refuses_a_folder_that_is_not_a_run_directory(space_file, tmp_pat
     with pytest.raises(UserError, match="not a seedsweep run directory"):
         study.run(make(space_file), out)
     assert sorted(p.name for p in out.iterdir()) == ["thesis.tex"]
+
+
+def test_study_run_refuses_an_adaptive_or_tuned_study_file_instead_of_running_a_plain_grid(space_file, tmp_path):
+    """The Python API's study.run once ran such a file as a plain grid (no stop when decided, no search):
+    now it names the file and the key, says how to run it, and writes nothing."""
+    base = "name: r\nfamily: synthetic\ncompare: {classifier: [softmax, crf]}\n"
+    for key, block in (("until", "samples: 2\nseeds: 1\nuntil: {budget: {samples: 8}}\n"),
+                       ("tune", "space: {lr: {loguniform: [1.0e-4, 1.0e-1]}}\ntune: {budget: 4}\n")):
+        path = space_file(base + block, f"{key}.yaml")
+        with pytest.raises(UserError, match=rf"{path}: {key}: study.run runs a study's plain grid") as err:
+            study.run(path, tmp_path / key)
+        assert "seedsweep run" in str(err.value) and not (tmp_path / key).exists()
