@@ -27,7 +27,7 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "claims": ("ClaimResult", "judge", "claim_sequence", "gated", "GATED_RULES", "EMPTY_WHY"),
     "decisions": ("Tracked", "track", "sequence_for", "decisions_table", "replay_markdown"),
     "extension": ("conditional_error", "stage_two", "extended_decision", "extension_record"),
-    "tboundaries": ("t_boundaries", "PATHS", "SEED", "MIN_UNITS"),
+    "tboundaries": ("t_boundaries", "z_of_t", "t_of_z", "PATHS", "SEED", "MIN_UNITS"),
     "units": ("Units", "units", "worst_score", "upto_configurations"),
     "dominance": ("PairDominance", "Dominance"),
     "evp": ("expected_max", "expected_max_sd", "expected_selected", "log_grid", "prepare_weights", "weights_kept",

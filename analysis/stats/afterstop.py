@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from scipy import optimize, special
 
 from .groupseq import crossing_probabilities
+from .tboundaries import t_of_z
 
 #: grid points per unit of z in the recursion (coarser than the boundaries' 40: an estimate moves by < 0.001 z)
 DENSITY = 12
@@ -82,6 +83,7 @@ def stagewise(fractions, bounds, stop: int, z: float, alpha: float) -> Adjusted:
     p0 = f(0.0)
     return Adjusted(solve(0.5), solve(alpha / 2), solve(1 - alpha / 2), min(1.0, 2 * min(p0, 1 - p0)))
 
+
 def mean_of_drift(drift: float, fraction: float, sd: float, count: int) -> float:
     """The mean difference at a look of ``count`` units with spread ``sd`` whose
     t statistic has the upper tail of the normal score ``drift * sqrt(fraction)``.
@@ -92,8 +94,7 @@ def mean_of_drift(drift: float, fraction: float, sd: float, count: int) -> float
     if not math.isfinite(drift):
         return drift
     z = drift * math.sqrt(fraction)
-    t = float(-special.stdtrit(count - 1, special.ndtr(-z)))
-    return t * sd / math.sqrt(count)
+    return t_of_z(z, count - 1) * sd / math.sqrt(count)
 
 
 def share_interval(wins: int, m: int, low: int, high: int) -> tuple[float, float]:

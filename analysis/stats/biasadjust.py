@@ -24,10 +24,10 @@ import math
 from functools import lru_cache
 
 import numpy as np
-from scipy import optimize, special
+from scipy import optimize
 
 from .groupseq import futility_boundaries
-from .tboundaries import MIN_UNITS, t_boundaries
+from .tboundaries import MIN_UNITS, t_boundaries, t_of_z, z_of_t
 
 __all__ = ["bias_adjusted_mean", "planned_counts", "expected_at_stop", "ADJUST_PATHS", "ADJUST_SEED"]
 
@@ -56,11 +56,6 @@ def planned_counts(taken, stop: int, cap: int, final: bool = False) -> tuple[int
     while not final and counts[-1] < cap:
         counts.append(min(cap, counts[-1] + max(1, step)))
     return tuple(counts)
-
-
-def _t_of_z(z: float, df: int) -> float:
-    """The t statistic (df) with the normal score ``z``'s upper tail."""
-    return float(-special.stdtrit(df, special.ndtr(-z)))
 
 
 def expected_at_stop(eta: float, counts: tuple[int, ...], upper, futile) -> float:
@@ -96,10 +91,10 @@ def bias_adjusted_mean(mean: float, sd: float, taken, stop: int, cap: int, *, al
     upper = t_boundaries(counts, cap, alpha, kind, final=final)
     futile = [-math.inf] * len(counts)
     if drift is not None:
-        z_upper = [-special.ndtri(special.stdtr(c - 1, -b)) if math.isfinite(b) and c >= MIN_UNITS else math.inf
+        z_upper = [z_of_t(b, c - 1) if math.isfinite(b) and c >= MIN_UNITS else math.inf
                    for b, c in zip(upper, counts)]
         fractions = [1.0 if final and k == len(counts) - 1 else min(1.0, c / cap) for k, c in enumerate(counts)]
-        futile = [_t_of_z(a, c - 1) if math.isfinite(a) and a > 0 else -math.inf
+        futile = [t_of_z(a, c - 1) if math.isfinite(a) and a > 0 else -math.inf
                   for a, c in zip(futility_boundaries(fractions, z_upper, drift, beta), counts)]
     target = mean / sd
     lo, hi = target - 2.0, target + 2.0

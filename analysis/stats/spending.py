@@ -54,14 +54,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import special
 
 from study.spec.until import SPENDING_LOOKS, auto_spending_wave, look_schedule
 
 from .afterstop import Adjusted, mean_of_drift, share_interval, stagewise
 from .biasadjust import bias_adjusted_mean
 from .groupseq import FUTILITY, boundaries, futility_boundaries, share_boundaries, size_ratio
-from .tboundaries import MIN_UNITS as MIN_MEAN_UNITS, t_boundaries
+from .tboundaries import MIN_UNITS as MIN_MEAN_UNITS, t_boundaries, t_of_z, z_of_t
 
 __all__ = ["SpendingPath", "spending_path", "look_counts", "design_configurations", "recommend_budget", "Budget",
            "spending_looks", "FUTILE",
@@ -159,7 +158,7 @@ def _mean_efficacy(used: tuple[int, ...], cap: int, alpha: float, kind: str, fin
     into the normal score of the same tail probability (so that a look's
     normal score crosses exactly when its t does)."""
     bounds = t_boundaries(used, cap, alpha, kind, final=final)
-    return tuple(_t_to_z(b, c - 1) if math.isfinite(b) and c >= MIN_MEAN_UNITS else math.inf
+    return tuple(z_of_t(b, c - 1) if math.isfinite(b) and c >= MIN_MEAN_UNITS else math.inf
                  for b, c in zip(bounds, used))
 
 
@@ -177,12 +176,6 @@ def _futility(fractions: tuple[float, ...], upper: tuple[float, ...], drift: flo
 def _rounded(drift: float) -> float:
     """The drift to 0.05, so that looks of many sequences share their futility boundaries."""
     return round(drift * 20) / 20
-
-
-def _t_to_z(t: float, df: int) -> float:
-    """The normal score with the t statistic's upper tail probability."""
-    # scipy.special's t and normal tails directly (stats.t.sf and stats.norm.isf call them, with more overhead)
-    return float(-special.ndtri(special.stdtr(df, -t))) if t >= 0 else float(special.ndtri(special.stdtr(df, t)))
 
 
 def spending_path(values, counts: list[int], cap: int, *, statistic: str, alpha: float, delta: float,
@@ -278,8 +271,8 @@ def _mean_looks(values, used, cap, delta, upper_z) -> list[_Look]:
             out.append(_Look(mean, -math.inf, math.inf, None, None, None, sd=sd))
             continue
         se = sd / math.sqrt(c)
-        quantile = float(-special.stdtrit(c - 1, special.ndtr(-upper_z[k])))     # the t with that upper tail
-        z = _t_to_z(mean / se, c - 1)
+        quantile = t_of_z(upper_z[k], c - 1)     # the t with that upper tail
+        z = z_of_t(mean / se, c - 1)
         efficacy = "A better" if z >= upper_z[k] else "B better" if z <= -upper_z[k] else None
         drift = _rounded(delta * math.sqrt(cap) / sd) if delta > 0 else None
         out.append(_Look(mean, mean - quantile * se, mean + quantile * se, z, efficacy, drift,

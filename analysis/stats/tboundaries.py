@@ -25,10 +25,11 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from scipy import special
 
 from .groupseq import spent
 
-__all__ = ["t_boundaries", "PATHS", "SEED", "MIN_UNITS"]
+__all__ = ["t_boundaries", "z_of_t", "t_of_z", "PATHS", "SEED", "MIN_UNITS"]
 
 #: simulated null paths behind each set of boundaries
 PATHS = 1_000_000
@@ -37,6 +38,25 @@ SEED = 20261204
 #: a look needs this many units for a t statistic (fewer: it cannot decide)
 MIN_UNITS = 3
 _CHUNK = 50_000
+
+
+def z_of_t(t: float, df: int) -> float:
+    """The normal score with the upper tail of the t statistic ``t`` (``df`` degrees of freedom).
+
+    >>> round(z_of_t(2.262157, 9), 3)                 # scipy.stats.t.sf(2.262157, 9) = 0.025
+    1.96
+    """
+    # scipy.special's t and normal tails directly (stats.t.sf and stats.norm.isf call them, with more overhead)
+    return float(-special.ndtri(special.stdtr(df, -t))) if t >= 0 else float(special.ndtri(special.stdtr(df, t)))
+
+
+def t_of_z(z: float, df: int) -> float:
+    """The t statistic (``df`` degrees of freedom) with the upper tail of the normal score ``z``.
+
+    >>> round(t_of_z(1.959964, 9), 3)                 # scipy.stats.t.isf(0.025, 9)
+    2.262
+    """
+    return float(-special.stdtrit(df, special.ndtr(-z)))
 
 
 def _abs_t(counts: tuple[int, ...], paths: int) -> np.ndarray:
