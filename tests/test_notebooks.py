@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -64,8 +65,9 @@ def test_encoder_rankings_notebook_sets_zero_training_beside_fine_tuned():
     assert "Lower scores are better" in text                        # the zero-training table is in mode min
     assert "zero-training M and fine-tuned accuracy rank 3 options with Kendall τ" in text
     assert "| model | sst5-subset | 3 |" in text
-    # the fine-tuned study trains (one epoch of it left every run collapsed): the pretrained model's runs are ok
-    assert "all-minilm-l6-v2: 2 of 2 runs ok" in text
+    # the fine-tuned study trains (one epoch of it left every run collapsed): the report's seed-distribution
+    # row of the pretrained model counts 2 finished runs and 0 not ok
+    assert re.search(r"^\| sst5-subset \| all-minilm-l6-v2 \| 2 \|.*\| 0 \|$", text, re.M), text
 
 
 @needs_rg
