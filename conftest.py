@@ -10,17 +10,21 @@
   start at once instead of ending the run one after another.
 * ``slow``: marked by hand, or recorded at :data:`SLOW_SECONDS` or more in
   ``tests/durations.txt``; ``make test-fast`` runs the rest.
-* Doctests of ``study`` and ``analysis`` (run by ``--doctest-modules``): their
-  examples read ``run_dir``, a small synthetic study written here without Ray
+* Doctests of ``seedsweep``, ``study`` and ``analysis``, collected here with
+  each module imported by its installed name (``study/spec/x.py`` is
+  ``seedsweep.study.spec.x``; pytest's ``--doctest-modules`` would import it
+  as a second, top-level ``study``): their examples read ``run_dir``, a small synthetic study written here without Ray
   (6 configurations x Softmax/CRF x 2 seeds, CRF's injected effect +0.05).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
 import pytest
+from _pytest.doctest import DoctestModule   # pytest's doctest collector; only how it imports the module changes
 
 REQUIRE_ALL = os.environ.get("SEEDSWEEP_REQUIRE_ALL") == "1"
 
@@ -43,6 +47,27 @@ compare: {classifier: [softmax, crf]}
 space: {optimizer: {choice: [adam, nadam]}, layers: {int: [1, 3]}}
 task: {effects: {classifier: {crf: 0.05}}, noise: 0.002}
 """
+
+
+REPO = Path(__file__).resolve().parent
+#: folder -> the import name it installs as (pyproject.toml's package-dir)
+INSTALLED = {"seedsweep": "seedsweep", "study": "seedsweep.study", "analysis": "seedsweep.analysis"}
+
+
+class NamespacedDoctests(DoctestModule):
+    """A module's docstring examples, the module imported by its installed name."""
+
+    def _getobj(self):
+        parts = list(self.path.relative_to(REPO).with_suffix("").parts)
+        parts[0] = INSTALLED[parts[0]]
+        return importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+
+
+def pytest_collect_file(file_path, parent):
+    folder = file_path.relative_to(REPO).parts[0] if file_path.is_relative_to(REPO) else None
+    if file_path.suffix == ".py" and folder in INSTALLED and file_path.name != "__main__.py":
+        return NamespacedDoctests.from_parent(parent, path=file_path)
+    return None
 
 
 def _durations() -> dict[str, float]:
@@ -106,6 +131,6 @@ def _doctest_names(request, doctest_namespace):
     if isinstance(request.node, pytest.DoctestItem):
         import numpy as np
 
-        from analysis import load
+        from seedsweep.analysis import load
 
         doctest_namespace.update(run_dir=request.getfixturevalue("doctest_run_dir"), load=load, np=np)

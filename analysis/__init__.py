@@ -68,7 +68,7 @@ sets, :func:`rank_agreement` and :func:`agreement_table` between studies.
 True
 """
 
-from study.spec.claimsfile import Claims, read_claims
+from seedsweep.study.spec.claimsfile import Claims, read_claims
 
 from .figures.robustnessfigure import robustness_figure
 from .pages.report import export_csv, report, sections

@@ -7,7 +7,7 @@ share, with its bootstrap CI, in points = score × 100), a Wilcoxon p row, a
 σ row (points, with its mark); and an average row over tasks (mean share,
 mean Δ, mean σ). Notes under the table say what was left out and why.
 
->>> from analysis import compare_tasks
+>>> from seedsweep.analysis import compare_tasks
 >>> t = comparison_table(compare_tasks(load(run_dir), "classifier"))
 >>> print(t.markdown(title="classifier").splitlines()[4])
 | synthetic | 6 | win share | 100.0% | 0.0% |

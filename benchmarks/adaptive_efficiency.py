@@ -47,11 +47,11 @@ from scipy import stats
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from analysis.stats.methods import simulate  # noqa: E402
-from analysis.stats.planning import fixed_configurations as planned  # noqa: E402
-from analysis.stats.sequential import share_units  # noqa: E402
-from analysis.stats.spending import recommend_budget  # noqa: E402
-from study.spec.until import Until  # noqa: E402
+from seedsweep.analysis.stats.methods import simulate  # noqa: E402
+from seedsweep.analysis.stats.planning import fixed_configurations as planned  # noqa: E402
+from seedsweep.analysis.stats.sequential import share_units  # noqa: E402
+from seedsweep.analysis.stats.spending import recommend_budget  # noqa: E402
+from seedsweep.study.spec.until import Until  # noqa: E402
 
 ALPHA = 0.05
 FACTORS = (0, 0.5, 1, 2, 4)

@@ -32,8 +32,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from analysis.stats.afterstop import stagewise  # noqa: E402
-from analysis.stats.spending import spending_looks, spending_path  # noqa: E402
+from seedsweep.analysis.stats.afterstop import stagewise  # noqa: E402
+from seedsweep.analysis.stats.spending import spending_looks, spending_path  # noqa: E402
 
 SD, DELTA = 0.0224, 0.01
 

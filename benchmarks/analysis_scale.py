@@ -39,10 +39,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import analysis
-from analysis.reading.imported import import_csv, read_import_spec
-from study.schema import trials_schema
-from study.store.rundir import SCHEMA_VERSION
+from seedsweep import analysis
+from seedsweep.analysis.reading.imported import import_csv, read_import_spec
+from seedsweep.study.schema import trials_schema
+from seedsweep.study.store.rundir import SCHEMA_VERSION
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", HERE.parents[1] / "shared" / "data"))

@@ -33,7 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from analysis.stats import significance  # noqa: E402
+from seedsweep.analysis.stats import significance  # noqa: E402
 
 RESAMPLES = 1000
 TAIL = (1 - 0.95) / 2          # computed as seedsweep computes it (not exactly 0.025)

@@ -30,7 +30,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from analysis.stats.anytime import claim_path, median_interval  # noqa: E402
+from seedsweep.analysis.stats.anytime import claim_path, median_interval  # noqa: E402
 
 
 def main() -> None:

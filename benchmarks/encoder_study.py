@@ -39,8 +39,8 @@ def main() -> None:
     parser.add_argument("--finetuned", action="store_true", help="also run the fine-tuned companion study")
     args = parser.parse_args()
 
-    import analysis
-    import study
+    from seedsweep import analysis
+    from seedsweep import study
 
     out = Path(args.out or tempfile.mkdtemp(prefix="sst5-encoders-")) / "run"
     space = REPO / "search_spaces" / "sst5_encoders.yaml"
@@ -79,7 +79,7 @@ def main() -> None:
         "options": options,
     }
     if args.finetuned:
-        from analysis.reading.crossstudy import study_agreement
+        from seedsweep.analysis.reading.crossstudy import study_agreement
 
         tuned_out = out.parent / "finetuned"
         t0 = time.perf_counter()

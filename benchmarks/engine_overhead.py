@@ -36,8 +36,8 @@ os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
 import ray  # noqa: E402
 from ray import tune  # noqa: E402
 
-import study  # noqa: E402
-from study.store.rundir import RunDir  # noqa: E402
+from seedsweep import study  # noqa: E402
+from seedsweep.study.store.rundir import RunDir  # noqa: E402
 
 SPACE = """
 name: bench

@@ -36,8 +36,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from analysis.stats.extension import conditional_error, stage_two  # noqa: E402
-from analysis.stats.spending import spending_looks, spending_path  # noqa: E402
+from seedsweep.analysis.stats.extension import conditional_error, stage_two  # noqa: E402
+from seedsweep.analysis.stats.spending import spending_looks, spending_path  # noqa: E402
 
 DECLARED = ("A better", "B better")
 

@@ -28,8 +28,8 @@ sys.path.insert(0, str(HERE))
 
 import plotly.io as pio  # noqa: E402
 
-from analysis.figures import core as F  # noqa: E402
-from analysis.pages.htmlreport import report_figures, write_images  # noqa: E402
+from seedsweep.analysis.figures import core as F  # noqa: E402
+from seedsweep.analysis.pages.htmlreport import report_figures, write_images  # noqa: E402
 from tests.test_dashboard import STUDY, write_synthetic_run  # noqa: E402
 
 

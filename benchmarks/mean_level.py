@@ -29,9 +29,9 @@ from scipy import stats
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from analysis.stats.groupseq import boundaries  # noqa: E402
-from analysis.stats.spending import spending_looks  # noqa: E402
-from analysis.stats.tboundaries import MIN_UNITS, t_boundaries  # noqa: E402
+from seedsweep.analysis.stats.groupseq import boundaries  # noqa: E402
+from seedsweep.analysis.stats.spending import spending_looks  # noqa: E402
+from seedsweep.analysis.stats.tboundaries import MIN_UNITS, t_boundaries  # noqa: E402
 
 
 def levels(reps: int, budget: int, alpha: float, kind: str, *, first: int = 4, seed: int = 7) -> dict:

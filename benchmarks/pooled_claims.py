@@ -30,8 +30,8 @@ import pandas as pd
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from analysis.stats.claims import claim_sequence, judge  # noqa: E402
-from study.spec.claimsfile import parse_claims  # noqa: E402
+from seedsweep.analysis.stats.claims import claim_sequence, judge  # noqa: E402
+from seedsweep.study.spec.claimsfile import parse_claims  # noqa: E402
 
 TASK_MEANS = {"easy": 0.95, "hard": 0.80}
 CONFIGURATIONS, RUNS = 150, 2

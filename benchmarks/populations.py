@@ -59,8 +59,8 @@ os.environ.setdefault("TUNE_DISABLE_AUTO_CALLBACK_LOGGERS", "1")
 
 import ray  # noqa: E402
 
-import analysis  # noqa: E402
-import study  # noqa: E402
+from seedsweep import analysis  # noqa: E402
+from seedsweep import study  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 ARCHS = ("fc", "cnn", "lstm", "attention")
@@ -119,10 +119,10 @@ def ceiling(folder: Path, args) -> dict:
     import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from study.families import get_family
-    from study.execution.runner import plan_study
-    from study.spec.spacefile import parse_space
-    from study.execution.trial import seed_everything
+    from seedsweep.study.families import get_family
+    from seedsweep.study.execution.runner import plan_study
+    from seedsweep.study.spec.spacefile import parse_space
+    from seedsweep.study.execution.trial import seed_everything
 
     path = folder / "ceiling.yaml"
     path.write_text(SPACE.format(mode="ceiling", seeds=1, train=args.train, epochs=1,

@@ -48,12 +48,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from study.families.sentence.model import SentenceModel, tokens
-from study.families.sentence.population import Population
-from study.families.sentencedata import load_sentences
-from study.families.vectors import load_vectors
-from study.schema import TrialSpec
-from study.spec.spacefile import load_space
+from seedsweep.study.families.sentence.model import SentenceModel, tokens
+from seedsweep.study.families.sentence.population import Population
+from seedsweep.study.families.sentencedata import load_sentences
+from seedsweep.study.families.vectors import load_vectors
+from seedsweep.study.schema import TrialSpec
+from seedsweep.study.spec.spacefile import load_space
 
 ARCHS = ("fc", "cnn", "lstm", "attention")
 SPACE = """

@@ -43,8 +43,8 @@ import plotly.express as px
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from analysis.pages.htmlreport import write_html_report
-from analysis.reading.imported import import_csv, read_import_spec
+from seedsweep.analysis.pages.htmlreport import write_html_report
+from seedsweep.analysis.reading.imported import import_csv, read_import_spec
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", HERE.parents[1] / "shared" / "data"))
@@ -89,8 +89,8 @@ def main() -> int:
                 arm(run_dir, out)
                 times[name].append(time.perf_counter() - t0)
                 sizes[name] = out.stat().st_size
-        from analysis.figures.core import load_view
-        from analysis.stats.insights import importance_groups
+        from seedsweep.analysis.figures.core import load_view
+        from seedsweep.analysis.stats.insights import importance_groups
 
         view = load_view(run_dir)
         groups = importance_groups(view.df, view.specs, view.results)

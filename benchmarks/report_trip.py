@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
 
     tmp = Path(tempfile.mkdtemp(prefix="trip-"))
     write_synthetic_run(tmp / "run", STUDY)
-    import analysis  # noqa: F401 -- loaded before the trip, as the command line has it by then
+    from seedsweep import analysis  # noqa: F401 -- loaded before the trip, as the command line has it by then
 
     found = summarise(trip(tmp / "run", tmp / "x.html"))
     print(f"modules entered: {found['modules_entered']}; calls into a module already left: "

@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-import analysis
+from seedsweep import analysis
 
 PUBLISHED = {"fc": 0.8993, "cnn": 0.9077, "lstm": 0.9101, "attention": 0.8963}
 PHENOMENA = ("negation", "mixed", "sarcasm")

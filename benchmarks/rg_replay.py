@@ -29,10 +29,10 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-import analysis  # noqa: E402
-from analysis.stats.decisions import replay_markdown, track  # noqa: E402
+from seedsweep import analysis  # noqa: E402
+from seedsweep.analysis.stats.decisions import replay_markdown, track  # noqa: E402
 from seedsweep.adaptive import read_until  # noqa: E402
-from study.spec.until import SPENDING_LOOKS  # noqa: E402
+from seedsweep.study.spec.until import SPENDING_LOOKS  # noqa: E402
 
 
 def main() -> None:

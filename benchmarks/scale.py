@@ -89,7 +89,7 @@ def full_study(space: Path, out: Path, cpus: int) -> dict:
     """The whole study as one driver process: wall, peak RSS, trials/s per tenth."""
     import pyarrow.compute as pc
 
-    from study.store.rundir import RunDir
+    from seedsweep.study.store.rundir import RunDir
 
     ray_tmp = tempfile.mkdtemp(prefix="scl-", dir="/tmp")
     env = {**os.environ, "RAY_TMPDIR": ray_tmp}
@@ -121,7 +121,7 @@ def disk_mb(path: Path) -> float:
 
 
 def commands(space: Path, out: Path, cpus: int) -> dict:
-    import analysis
+    from seedsweep import analysis
 
     loads = []
     for _ in range(3):
@@ -148,7 +148,7 @@ def dashboard_refresh(space_text: str, samples: int, out: Path, cpus: int, folde
 
     from playwright.sync_api import sync_playwright
 
-    from study.store.rundir import RunDir
+    from seedsweep.study.store.rundir import RunDir
 
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if chromium is None:
@@ -258,7 +258,7 @@ def rate(finished: list[float]) -> float:
 def peers(n: int, cpus: int, folder: Path) -> dict:
     """Bare Tune and seedsweep on the same ``n`` zero-work trials, one after
     the other, each as its own driver process with its own local Ray."""
-    from study.store.rundir import RunDir
+    from seedsweep.study.store.rundir import RunDir
 
     ray_tmp = tempfile.mkdtemp(prefix="scl-", dir="/tmp")
     r = subprocess.run([sys.executable, "-c", BARE, str(n), str(cpus)], capture_output=True, text=True,
@@ -281,7 +281,7 @@ def planning(space: Path) -> dict:
     """What planning the grid costs the driver: seconds, and bytes per trial (tracemalloc)."""
     import tracemalloc
 
-    from study.execution.runner import load_study, plan_study
+    from seedsweep.study.execution.runner import load_study, plan_study
 
     t0 = time.perf_counter()
     configs, grid = plan_study(load_study(space))
@@ -330,7 +330,7 @@ def main() -> None:
     phases = set(args.phases.split(","))
     targets = []
     if args.reuse:
-        from study.store.rundir import RunDir
+        from seedsweep.study.store.rundir import RunDir
 
         planned = RunDir(out).manifest().get("n_trials")
         if not planned:

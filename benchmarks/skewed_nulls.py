@@ -31,9 +31,9 @@ import numpy as np
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from analysis.stats.methods import collapse_null, collapse_trials, lognormal_null, simulate, stored_units  # noqa: E402,E501
-from analysis.stats.units import units  # noqa: E402
-from study.spec.until import Until  # noqa: E402
+from seedsweep.analysis.stats.methods import collapse_null, collapse_trials, lognormal_null, simulate, stored_units  # noqa: E402,E501
+from seedsweep.analysis.stats.units import units  # noqa: E402
+from seedsweep.study.spec.until import Until  # noqa: E402
 
 
 def stored_cases(reps: int, seed: int = 3) -> list[dict]:

@@ -59,7 +59,7 @@ CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing
 
 def stored_rows(out) -> dict[str, tuple]:
     """Every stored trial's key -> (status, test score) (duplicates kept as a list under '__dup__')."""
-    from study.store.rundir import RunDir
+    from seedsweep.study.store.rundir import RunDir
 
     rd = RunDir(out)
     if not rd.storage.is_file(rd.storage.join("manifest.json")):
@@ -78,7 +78,7 @@ def stored_rows(out) -> dict[str, tuple]:
 
 def count(out: Path) -> int:
     """Trials stored in the run directory now (0 before it exists)."""
-    from study.store.rundir import RunDir
+    from seedsweep.study.store.rundir import RunDir
 
     if not (out / "manifest.json").is_file():
         return 0
@@ -90,7 +90,7 @@ def count(out: Path) -> int:
 
 def run_local(args) -> dict:
     """Phase 1, inside a private mount namespace (re-run under ``unshare`` by :func:`main`)."""
-    from study.execution.runner import load_study, plan_study
+    from seedsweep.study.execution.runner import load_study, plan_study
     from tests.conftest import kill_tagged, wait_gone
     from tests.fulldisk import on_disk
 
@@ -185,9 +185,9 @@ def run_s3(args) -> dict:
     """Phase 2: a study on a loopback S3 server behind a fault-injecting proxy."""
     import pyarrow.fs as pafs
 
-    import analysis
-    from study.execution.runner import load_study, plan_study
-    from study.store.rundir import RunDir
+    from seedsweep import analysis
+    from seedsweep.study.execution.runner import load_study, plan_study
+    from seedsweep.study.store.rundir import RunDir
     from tests.flakyproxy import FlakyProxy
 
     os.environ.update(CREDENTIALS)

@@ -19,7 +19,7 @@ import argparse
 import csv
 from pathlib import Path
 
-from study.families.sentencedata import SST2_LABELS, read_sst_trees
+from seedsweep.study.families.sentencedata import SST2_LABELS, read_sst_trees
 
 
 def main() -> None:

@@ -56,8 +56,8 @@ def tokens(sentences) -> int:
 
 
 def seedsweep_arm(seed: int):
-    from study.spec.spacefile import parse_space
-    from study.families.tagger import TaggerModel
+    from seedsweep.study.spec.spacefile import parse_space
+    from seedsweep.study.families.tagger import TaggerModel
 
     os.environ["SEEDSWEEP_DATA"] = str(DATA)
     space = parse_space("""
@@ -215,8 +215,8 @@ def main() -> None:
         raise SystemExit(f"CoNLL-2000 not found under {DATA}: set SEEDSWEEP_SHARED_DATA to the shared data folder")
     torch.set_num_threads(args.threads)
     os.environ["SEEDSWEEP_DATA"] = str(DATA)
-    from study.families.tagger.corpora import load_corpus
-    from study.families.tagger.embeddings import build_vocabulary
+    from seedsweep.study.families.tagger.corpora import load_corpus
+    from seedsweep.study.families.tagger.embeddings import build_vocabulary
 
     corpus = load_corpus({"dataset": "conll2000"})
     vocab = build_vocabulary("glove-6b-50d", (w for s in corpus.train for w in s.tokens),

@@ -28,9 +28,9 @@ from scipy.stats import binomtest
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-import analysis  # noqa: E402
-from analysis.stats.tuned import tuned_outcomes  # noqa: E402
-from study.execution.tuned import run_tuned  # noqa: E402
+from seedsweep import analysis  # noqa: E402
+from seedsweep.analysis.stats.tuned import tuned_outcomes  # noqa: E402
+from seedsweep.study.execution.tuned import run_tuned  # noqa: E402
 from tests.test_tuned import SMOOTH  # noqa: E402
 
 

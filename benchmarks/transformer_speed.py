@@ -34,8 +34,8 @@ from pathlib import Path
 
 import torch
 
-from study.families.transformer import TransformerModel, model_source
-from study.spec.spacefile import parse_space
+from seedsweep.study.families.transformer import TransformerModel, model_source
+from seedsweep.study.spec.spacefile import parse_space
 
 HERE = Path(__file__).resolve().parent
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", HERE.parents[1] / "shared" / "data"))
@@ -101,7 +101,7 @@ def main() -> int:
         raise SystemExit(f"SST-5 not found under {DATA}: set SEEDSWEEP_SHARED_DATA to the shared data folder")
     from transformers import logging as hf_logging
 
-    from study.families.sentencedata import load_sentences
+    from seedsweep.study.families.sentencedata import load_sentences
 
     hf_logging.set_verbosity_error()
     torch.set_num_threads(args.threads)

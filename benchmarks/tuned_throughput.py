@@ -40,7 +40,7 @@ import ray  # noqa: E402
 from ray import tune  # noqa: E402
 from ray.tune.search.optuna import OptunaSearch  # noqa: E402
 
-from study.execution.tuned import run_tuned  # noqa: E402
+from seedsweep.study.execution.tuned import run_tuned  # noqa: E402
 
 SPACE = """
 name: bench-tuned

@@ -41,7 +41,7 @@ os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 import ray  # noqa: E402
 
-import study  # noqa: E402
+from seedsweep import study  # noqa: E402
 
 FIT = """
 def fit(trial):

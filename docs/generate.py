@@ -89,12 +89,12 @@ def _keys_table(rows: list[tuple[str, str]]) -> list[str]:
 
 def study_file_page() -> str:
     """``reference/study-file-keys.md``: every key of a study file and of each built-in family."""
-    from study.families import FAMILIES, get_family
-    from study.spec.claimsfile import CLAIM_KEYS
-    from study.spec.space import (DISTRIBUTIONS, OPTIONAL_KEYS, REQUIRED_KEYS, RESOURCE_KEYS, SAMPLERS,
+    from seedsweep.study.families import FAMILIES, get_family
+    from seedsweep.study.spec.claimsfile import CLAIM_KEYS
+    from seedsweep.study.spec.space import (DISTRIBUTIONS, OPTIONAL_KEYS, REQUIRED_KEYS, RESOURCE_KEYS, SAMPLERS,
                                   TRAIN_KEYS)
-    from study.spec.tuning import TUNE_KEYS, TUNE_SAMPLERS
-    from study.spec.until import BUDGET_KEYS, UNTIL_KEYS
+    from seedsweep.study.spec.tuning import TUNE_KEYS, TUNE_SAMPLERS
+    from seedsweep.study.spec.until import BUDGET_KEYS, UNTIL_KEYS
 
     lines = ["# Study-file keys", "",
              "*Generated from the schema and the families (`docs/generate.py`): a key added to the code "
@@ -183,19 +183,26 @@ def command_line_page() -> str:
     return "\n".join(lines) + "\n"
 
 
+def source_name(module: str) -> str:
+    """``seedsweep.analysis.stats.x`` -> ``analysis.stats.x``: mkdocstrings (griffe) reads the source tree by
+    folder and does not follow pyproject.toml's package-dir, so a page names a module by its folder."""
+    head, _, rest = module.partition(".")
+    return rest if head == "seedsweep" and rest.split(".")[0] in ("study", "analysis", "search_spaces") else module
+
+
 def analysis_api_page() -> str:
     """``reference/analysis-api.md``: every name ``analysis`` exports, by mkdocstrings, at its module."""
-    import analysis
+    from seedsweep import analysis
 
     lines = ["# The `analysis` API", "",
-             "*Generated: every name `import analysis` exports (`analysis.__all__`), documented from its "
+             "*Generated: every name `from seedsweep import analysis` exports (`analysis.__all__`), documented from its "
              "docstring at the module that defines it (`docs/generate.py`, mkdocstrings). How they fit "
              "together: [Analysis](api.md).*", ""]
     for name in analysis.__all__:
         obj = getattr(analysis, name)
-        module = getattr(obj, "__module__", None) or "analysis"
-        lines += [f"## `{name}`", "", f"`from analysis import {name}` (defined in `{module}`)", "",
-                  f"::: {module}.{name}", "    options:", "      show_root_heading: false", ""]
+        module = getattr(obj, "__module__", None) or "seedsweep.analysis"
+        lines += [f"## `{name}`", "", f"`from seedsweep.analysis import {name}` (defined in `{module}`)", "",
+                  f"::: {source_name(module)}.{name}", "    options:", "      show_root_heading: false", ""]
     return "\n".join(lines) + "\n"
 
 

@@ -12,22 +12,22 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from study.errors import UserError
-from study.execution.runner import load_study
-from study.execution.tuned import run_tuned
-from study.execution.waves import run_until
-from study.spec.spacecheck import SpaceValidator
-from study.spec.spacefile import read_text, read_yaml
-from study.spec.until import parse_until
-from study.store.rundir import RunDir
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.runner import load_study
+from seedsweep.study.execution.tuned import run_tuned
+from seedsweep.study.execution.waves import run_until
+from seedsweep.study.spec.spacecheck import SpaceValidator
+from seedsweep.study.spec.spacefile import read_text, read_yaml
+from seedsweep.study.spec.until import parse_until
+from seedsweep.study.store.rundir import RunDir
 
 __all__ = ["run_adaptive", "add_replay", "read_until", "extend"]
 
 
 def run_adaptive(args) -> int:
     """``seedsweep run`` of an adaptive study (waves until decided) or a tuned one, then the tables."""
-    import analysis                          # the statistics stack (pandas, SciPy): only when results are read
-    from analysis.reading.rundirs import WavePolicy   # (the same stack)
+    from seedsweep import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from seedsweep.analysis.reading.rundirs import WavePolicy   # (the same stack)
 
     space = load_study(args.space)
     if space.tune is not None:               # a tuned comparison: its searches' waves, then the tables
@@ -65,8 +65,8 @@ def read_until(path: str | Path, options: dict[str, list[str]], family: str):
 
 
 def _cmd_replay(args) -> int:
-    import analysis                          # the statistics stack (pandas, SciPy): only when results are read
-    from analysis.stats.decisions import replay_markdown, track   # (the same stack)
+    from seedsweep import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from seedsweep.analysis.stats.decisions import replay_markdown, track   # (the same stack)
 
     rd = RunDir(args.dir)
     rd.require()
@@ -79,8 +79,8 @@ def _cmd_replay(args) -> int:
 
 
 def _cmd_plan(args) -> int:
-    import analysis                          # the statistics stack (pandas, SciPy): only when results are read
-    from analysis.stats.planning import plan, plan_table   # (the same stack)
+    from seedsweep import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from seedsweep.analysis.stats.planning import plan, plan_table   # (the same stack)
 
     space = load_study(args.space)
     if space.until is None:
@@ -108,9 +108,9 @@ def extend(args) -> int:
     """``seedsweep extend DIR --budget N``: raise a finished (or stopped)
     adaptive study's configuration budget by a valid rule, record it in the
     run directory, then run the new configurations (:mod:`analysis.stats.extension`)."""
-    import analysis                          # the statistics stack (pandas, SciPy): only when results are read
-    from analysis.reading.rundirs import WavePolicy, study_decided   # (the same stack)
-    from analysis.stats.extension import extension_record          # (the same stack)
+    from seedsweep import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from seedsweep.analysis.reading.rundirs import WavePolicy, study_decided   # (the same stack)
+    from seedsweep.analysis.stats.extension import extension_record          # (the same stack)
 
     rd = RunDir(args.dir)
     rd.require()

@@ -37,13 +37,13 @@ from typing import Any, Callable
 
 import yaml
 
-from study.errors import UserError
-from study.execution.runner import run as run_study
-from study.execution.tuned import run_tuned
-from study.execution.waves import run_until
-from study.files import write_text
-from study.spec.space import Space
-from study.spec.spacefile import parse_space
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.runner import run as run_study
+from seedsweep.study.execution.tuned import run_tuned
+from seedsweep.study.execution.waves import run_until
+from seedsweep.study.files import write_text
+from seedsweep.study.spec.space import Space
+from seedsweep.study.spec.spacefile import parse_space
 
 __all__ = ["define", "Definition"]
 
@@ -63,7 +63,7 @@ class Definition:
         if self.space.tune is not None:
             return run_tuned(self.space, out, **kwargs)
         if self.space.until is not None:
-            from analysis.reading.rundirs import WavePolicy   # the statistics stack, only for an adaptive study
+            from seedsweep.analysis.reading.rundirs import WavePolicy   # the statistics stack, only for an adaptive study
 
             policy = WavePolicy(self.space.until, seeds=len(self.space.seeds), first=self.space.samples,
                                 trials_per_config=self.space.trials_per_config)

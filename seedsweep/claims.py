@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import sys
 
-from study.errors import UserError
-from study.spec.claimsfile import read_claims
-from study.store.rundir import RunDir
-from study.store.sealing import seal, verify
+from seedsweep.study.errors import UserError
+from seedsweep.study.spec.claimsfile import read_claims
+from seedsweep.study.store.rundir import RunDir
+from seedsweep.study.store.sealing import seal, verify
 
 __all__ = ["add_claims"]
 

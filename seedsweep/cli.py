@@ -19,22 +19,22 @@ from seedsweep.adaptive import add_replay, run_adaptive
 from seedsweep.claims import add_claims
 from seedsweep.families import add_families
 from seedsweep.ledger import add_ledger
-from study import check, compact
-from study.errors import EXIT_USER_ERROR, UserError, no_space
-from study.execution.runner import load_study, run
-from study.families import get_family
-from study.files import write_text
-from study.spec.sampling import repeated_configurations
-from study.store.rundir import RunDir
-from study.store.status import study_status
-from study.testbeds import counts, read_testbed, tsv_text, write_tsv
+from seedsweep.study import check, compact
+from seedsweep.study.errors import EXIT_USER_ERROR, UserError, no_space
+from seedsweep.study.execution.runner import load_study, run
+from seedsweep.study.families import get_family
+from seedsweep.study.files import write_text
+from seedsweep.study.spec.sampling import repeated_configurations
+from seedsweep.study.store.rundir import RunDir
+from seedsweep.study.store.status import study_status
+from seedsweep.study.testbeds import counts, read_testbed, tsv_text, write_tsv
 
 __all__ = ["main"]
 
 
 def _results(out: str) -> str:
     """The report's tables of every compared choice, options in file order."""
-    import analysis         # the statistics stack: only commands that read results load it
+    from seedsweep import analysis         # the statistics stack: only commands that read results load it
 
     df = analysis.load(out)
     if df.empty:
@@ -102,27 +102,27 @@ def _cmd_compact(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from analysis.pages.report import report        # the statistics stack (see the module docstring)
+    from seedsweep.analysis.pages.report import report        # the statistics stack (see the module docstring)
 
     fmt = args.format
     if fmt is None:
         suffix = (args.output or "").rsplit(".", 1)[-1].lower()
         fmt = {"html": "page", "htm": "page", "tex": "latex"}.get(suffix, "markdown")
     if args.images:
-        from analysis.pages.htmlreport import write_images     # plotly and Kaleido: the page and images only
+        from seedsweep.analysis.pages.htmlreport import write_images     # plotly and Kaleido: the page and images only
 
         files = write_images(args.dir, args.images, args.image_format, n_bootstrap=args.bootstrap, seed=args.seed)
         print(f"{args.dir}: wrote {len(files)} {args.image_format} figures to {args.images}")
         if not args.output and args.format is None:
             return 0
     if fmt == "page":                   # the self-contained report: figures, tables, plotly.js inlined
-        from analysis.pages.htmlreport import html_report      # plotly: the page only
+        from seedsweep.analysis.pages.htmlreport import html_report      # plotly: the page only
 
         text = html_report(args.dir, n_bootstrap=args.bootstrap, seed=args.seed)
     else:
         text = report(args.dir, fmt, n_bootstrap=args.bootstrap, seed=args.seed)
     if args.against:
-        from analysis.reading.crossstudy import agreement_table  # a second directory only
+        from seedsweep.analysis.reading.crossstudy import agreement_table  # a second directory only
 
         table = agreement_table(args.dir, args.against, n_bootstrap=args.bootstrap, seed=args.seed)
         if fmt == "page":
@@ -138,8 +138,8 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_dashboard(args) -> int:
-    from analysis.pages.dashaccess import is_loopback     # with serve: the statistics stack loads for this command only
-    from analysis.pages.dashboard import serve       # the statistics stack (Dash itself loads in serve)
+    from seedsweep.analysis.pages.dashaccess import is_loopback     # with serve: the statistics stack loads for this command only
+    from seedsweep.analysis.pages.dashboard import serve       # the statistics stack (Dash itself loads in serve)
 
     if not 0 < args.port < 65536:
         raise UserError(f"--port {args.port}", "not a TCP port.", "Give a port between 1 and 65535, e.g. 8050.")
@@ -162,7 +162,7 @@ def _cmd_dashboard(args) -> int:
 
 
 def _cmd_export(args) -> int:
-    from analysis.pages.report import export_csv    # the statistics stack
+    from seedsweep.analysis.pages.report import export_csv    # the statistics stack
 
     text = export_csv(args.dir, args.output)
     if text is not None:
@@ -180,7 +180,7 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def _cmd_import(args) -> int:
-    from analysis.reading.imported import import_csv  # the statistics stack
+    from seedsweep.analysis.reading.imported import import_csv  # the statistics stack
 
     out = import_csv(args.csv, args.out, task=args.task, task_name=args.task_name, score=args.score,
                      dev_score=args.dev_score, choice=args.choice, options=_split(args.options) or None,

@@ -5,7 +5,7 @@ group ``seedsweep.families`` (:func:`study.families.list_families`)."""
 
 from __future__ import annotations
 
-from study.families import list_families
+from seedsweep.study.families import list_families
 
 __all__ = ["add_families"]
 

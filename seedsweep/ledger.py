@@ -11,14 +11,14 @@ import shlex
 import sys
 from pathlib import Path
 
-from study.errors import UserError
-from study.files import write_text
+from seedsweep.study.errors import UserError
+from seedsweep.study.files import write_text
 
 __all__ = ["add_ledger"]
 
 
 def _cmd_ledger(args) -> int:
-    from analysis.pages.reproductions import collect, ledger_html, ledger_markdown   # the statistics stack: only here
+    from seedsweep.analysis.pages.reproductions import collect, ledger_html, ledger_markdown   # the statistics stack: only here
 
     fmt = args.format or ("html" if args.output and Path(args.output).suffix.lower() in (".html", ".htm")
                           else "markdown")

@@ -16,7 +16,7 @@ with ``until:`` or ``tune:`` is refused by :func:`run`: its decisions need
 the statistics, above this package; ``seedsweep run FILE --out DIR`` or
 ``seedsweep.define(...).run(out)`` runs it)::
 
-    import study
+    from seedsweep import study
     space = study.check("search_spaces/quickstart.yaml")     # validate, no side effects
     summary = study.run("search_spaces/quickstart.yaml", out="runs/quickstart")
     print(study.status("runs/quickstart").render())

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from study.execution.runner import plan_study
-from study.execution.trial import run_trial
-from study.files import write_json, write_table
-from study.spec.grid import trials_schema_of
-from study.spec.spacefile import parse_space
-from study.store.manifest import build_manifest
-from study.store.rows import confusion_rows, epoch_rows, outcome_of, trial_row
-from study.store.rundir import RunDir
+from seedsweep.study.execution.runner import plan_study
+from seedsweep.study.execution.trial import run_trial
+from seedsweep.study.files import write_json, write_table
+from seedsweep.study.spec.grid import trials_schema_of
+from seedsweep.study.spec.spacefile import parse_space
+from seedsweep.study.store.manifest import build_manifest
+from seedsweep.study.store.rows import confusion_rows, epoch_rows, outcome_of, trial_row
+from seedsweep.study.store.rundir import RunDir
 
 
 def write_synthetic_run(out: Path, yaml_text: str, *, only: int | None = None) -> RunDir:

@@ -18,15 +18,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import analysis
-from analysis.reading.rundirs import WavePolicy
-from analysis.stats.decisions import track
-from analysis.stats.units import units
+from seedsweep import analysis
+from seedsweep.analysis.reading.rundirs import WavePolicy
+from seedsweep.analysis.stats.decisions import track
+from seedsweep.analysis.stats.units import units
 from seedsweep.adaptive import read_until
-from study.errors import UserError
-from study.execution.waves import hours_spent
-from study.spec.spacefile import parse_space
-from study.store.rundir import RunDir
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.waves import hours_spent
+from seedsweep.study.spec.spacefile import parse_space
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_claims import RG_CSV
 from tests.test_kill import sigkill_when_stored, stored
@@ -227,7 +227,7 @@ def test_a_replay_until_file_is_read_the_study_files_way(tmp_path):
 def test_plan_sizes_both_designs_from_a_pilot_and_the_fixed_sizes_reach_their_power(tmp_path):
     from scipy import stats as st
 
-    from analysis.stats.planning import fixed_configurations
+    from seedsweep.analysis.stats.planning import fixed_configurations
 
     pilot = tmp_path / "pilot"
     write_synthetic_run(pilot, STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))   # CRF wins all 4
@@ -243,8 +243,8 @@ def test_plan_sizes_both_designs_from_a_pilot_and_the_fixed_sizes_reach_their_po
     assert f"{head} exact | 12 | 24 | 0.00 | 12 | 1000 |" in r.stdout, r.stdout
     # spending at the recommended budget B (looks: 4, then the rest in 29 waves): the first look n at which
     # n straight wins' two-sided exact tail 2 / 2^n is within the level OBF spending allows by n / B
-    from analysis.stats.groupseq import spent
-    from analysis.stats.spending import spending_looks
+    from seedsweep.analysis.stats.groupseq import spent
+    from seedsweep.analysis.stats.spending import spending_looks
     row = re.search(re.escape(head) + r" spending \| (\d+) \| [\d,]+ \| [\d.]+ \| \d+ \| (\d+) \|", r.stdout)
     assert row, r.stdout
     budget = int(row.group(2))

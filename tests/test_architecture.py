@@ -33,7 +33,17 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("seedsweep", "study", "analysis")
+#: the folders the distribution installs under the ``seedsweep`` namespace (``seedsweep.study`` is ``study/``)
+ROOMS_INSTALLED = ("study", "analysis", "search_spaces")
 MAX_LINES = 350
+
+
+def logical(module: str) -> str:
+    """``seedsweep.study.spec`` -> ``study.spec``: the rules below name modules by their folder."""
+    head, _, rest = module.partition(".")
+    if head == "seedsweep" and rest.split(".")[0] in ROOMS_INSTALLED:
+        return rest
+    return module
 
 
 def modules(*roots: str) -> list[Path]:
@@ -63,13 +73,17 @@ def runtime_imports(path: Path) -> list[tuple[int, str, list[str]]]:
         if id(node) in skip:
             continue
         if isinstance(node, ast.Import):
-            out.extend((node.lineno, a.name, []) for a in node.names)
+            out.extend((node.lineno, logical(a.name), []) for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package[: len(package) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
-            out.append((node.lineno, base, [a.name for a in node.names]))
+            base, names = logical(base), [a.name for a in node.names]
+            if base == "seedsweep" and set(names) <= set(ROOMS_INSTALLED):
+                out.extend((node.lineno, name, []) for name in names)     # from seedsweep import study
+            else:
+                out.append((node.lineno, base, names))
     return out
 
 
@@ -194,7 +208,7 @@ import json, os, pkgutil, importlib
 def diff(a, b):
     return {k: [a.get(k), b.get(k)] for k in set(a) | set(b) if a.get(k) != b.get(k)}
 pristine = dict(os.environ)
-import study, analysis
+from seedsweep import study, analysis
 changed = diff(pristine, dict(os.environ))
 from ray import tune
 before = dict(os.environ)
@@ -211,8 +225,8 @@ print(json.dumps({"modules": names, "changed": changed}))
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     result = json.loads(r.stdout.strip().splitlines()[-1])
-    assert {"study.execution.runner", "study.execution.session", "study.families.transformer.model",
-            "analysis.pages.dashboard"} \
+    assert {"seedsweep.study.execution.runner", "seedsweep.study.execution.session",
+            "seedsweep.study.families.transformer.model", "seedsweep.analysis.pages.dashboard"} \
         <= set(result["modules"])
     assert result["changed"] == {}, f"importing seedsweep changed os.environ: {result['changed']}"
 
@@ -222,8 +236,8 @@ def test_a_family_model_trains_where_ray_is_not_imported():
     # machine without Ray: importing study and a family's model must not import it
     code = """
 import sys
-import study
-import study.families.sentence.population, study.spec.spacefile
+from seedsweep import study
+import seedsweep.study.families.sentence.population, seedsweep.study.spec.spacefile
 assert "ray" not in sys.modules, "importing study imported Ray"
 print("ok")
 """
@@ -233,8 +247,8 @@ print("ok")
 
 @pytest.mark.parametrize("name", ["synthetic", "tagger", "transformer"])
 def test_every_family_provides_the_typed_interface(name):
-    from study.families import get_family
-    from study.families.base import Family
+    from seedsweep.study.families import get_family
+    from seedsweep.study.families.base import Family
 
     family = get_family(name)
     assert isinstance(family, Family)
@@ -393,17 +407,18 @@ def test_the_rooms_are_the_tree_and_each_face_says_what_its_room_may_import():
 def test_every_name_a_room_face_lists_is_there_and_a_module_loads_no_sibling():
     code = """
 import importlib, json, sys
-import analysis.pages.report                 # a report's tables: no page, no dashboard, no Kaleido
-heavy = sorted(m for m in ("analysis.pages.htmlreport", "analysis.pages.dashboard", "kaleido") if m in sys.modules)
+import seedsweep.analysis.pages.report       # a report's tables: no page, no dashboard, no Kaleido
+heavy = sorted(m for m in ("seedsweep.analysis.pages.htmlreport", "seedsweep.analysis.pages.dashboard", "kaleido")
+               if m in sys.modules)
 out = {"heavy": heavy}
 for face in %r:
     mod = importlib.import_module(face)
     out[face] = {"names": len(mod.__all__), "missing": [n for n in mod.__all__ if getattr(mod, n, None) is None],
                  "outside": [n for n in mod.__all__ if not getattr(getattr(mod, n), "__module__", face).startswith(
-                     face.split(".")[0])]}
+                     ".".join(face.split(".")[:2]))]}
 print(json.dumps(out))
 """
-    faces = [f"{p}.{r}" for p, rooms in ROOMS.items() for r in rooms if r != "families"]
+    faces = [f"seedsweep.{p}.{r}" for p, rooms in ROOMS.items() for r in rooms if r != "families"]
     r = subprocess.run([sys.executable, "-c", code % faces], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     found = json.loads(r.stdout.strip().splitlines()[-1])
@@ -437,13 +452,17 @@ DOCSTRING_PROBE = """
 import importlib, inspect, json, os, pkgutil, sys
 sys.path.insert(0, os.getcwd())
 total, missing = 0, []
-for pkg in ("seedsweep", "study", "analysis"):
+def here(name):   # the package as this checkout has it: seedsweep.study, or a checkout from before the namespace
     try:
-        top = importlib.import_module(pkg)
+        top = importlib.import_module(name)
     except ImportError:
+        return None
+    return top if os.path.abspath(top.__file__).startswith(os.getcwd() + os.sep) else None
+for names in (("seedsweep",), ("seedsweep.study", "study"), ("seedsweep.analysis", "analysis")):
+    top = next((t for t in map(here, names) if t is not None), None)
+    if top is None:
         continue
-    if not os.path.abspath(top.__file__).startswith(os.getcwd() + os.sep):
-        continue
+    pkg = top.__name__
     names = [pkg] + [i.name for i in pkgutil.walk_packages(top.__path__, pkg + ".") if not i.name.endswith("__main__")]
     for name in names:
         for attr, obj in vars(importlib.import_module(name)).items():
@@ -488,7 +507,7 @@ def test_the_layout_page_is_the_tree():
 
 
 def test_the_analysis_page_documents_the_notebook_api_and_nothing_else():
-    import analysis
+    from seedsweep import analysis
 
     section = (REPO / "docs" / "reference" / "api.md").read_text()
     spans = re.findall(r"`([^`]+)`", section)
@@ -499,5 +518,24 @@ def test_the_analysis_page_documents_the_notebook_api_and_nothing_else():
     listed = {m.group(1) for row in rows for s in re.findall(r"`([^`]+)`", row)
               if (m := re.match(r"([A-Za-z_]\w*)\(", s))}
     missing = sorted(listed - set(analysis.__all__))
-    assert not missing, f"documented as `import analysis` names but not exported: {missing}"
+    assert not missing, f"documented as `seedsweep.analysis` names but not exported: {missing}"
     assert len(listed) > 30, listed
+
+
+TOP_LEVEL_ROOM = re.compile(r"(?:^\s*(?:>>> |\.\.\. )?|[\"';]\s*)(?:from|import) (?:study|analysis|search_spaces)\b", re.M)
+
+
+def test_the_rooms_are_imported_only_under_the_seedsweep_namespace():
+    # a user's own study.py or analysis.py must stay theirs: nothing of ours may reach the rooms by their
+    # top-level folder names (which work in a checkout's root and nowhere else)
+    bad = []
+    for path in sorted(REPO.glob("**/*")):
+        if path.suffix not in (".py", ".md", ".ipynb") or {".venv", "build", "site", ".git"} & set(path.parts):
+            continue
+        if path.name == "test_user_namespace.py":     # a user's project, written by that test: theirs on purpose
+            continue
+        text = path.read_text()
+        if path.suffix == ".ipynb":
+            text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"] if c["cell_type"] == "code")
+        bad += [f"{path.relative_to(REPO)}: {m.group(0).strip()}" for m in TOP_LEVEL_ROOM.finditer(text)]
+    assert not bad, "imports of study/analysis/search_spaces outside the seedsweep namespace: " + "; ".join(bad)

@@ -14,8 +14,8 @@ import math
 import numpy as np
 import pytest
 
-from analysis.stats.anytime import claim_path
-from analysis.stats.sequential import CLAIM_TRUNCATION, GRID, betting_cs
+from seedsweep.analysis.stats.anytime import claim_path
+from seedsweep.analysis.stats.sequential import CLAIM_TRUNCATION, GRID, betting_cs
 
 
 def _kept_by_hand(x, alpha: float, truncation: float, m: float) -> bool:

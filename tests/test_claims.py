@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import analysis
-from analysis.pages.report import comparisons_of
-from analysis.reading.imported import import_csv
-from analysis.stats.claims import judge
-from study.errors import UserError
-from study.spec.claimsfile import read_claims
+from seedsweep import analysis
+from seedsweep.analysis.pages.report import comparisons_of
+from seedsweep.analysis.reading.imported import import_csv
+from seedsweep.analysis.stats.claims import judge
+from seedsweep.study.errors import UserError
+from seedsweep.study.spec.claimsfile import read_claims
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -197,7 +197,7 @@ def test_the_manifest_records_every_file_a_study_read_the_packages_and_the_comma
 
 
 def test_a_share_claim_s_interval_resamples_configurations_with_ties_split():
-    from study.spec.claimsfile import parse_claims
+    from seedsweep.study.spec.claimsfile import parse_claims
 
     rows = []
     for cid in range(40):
@@ -219,8 +219,8 @@ def test_the_report_lists_collapsed_runs_and_both_means_beside_band_and_interval
     import numpy as np
     import pandas as pd
 
-    from study.spec.claimsfile import Claims, parse_claims
-    from analysis.reading.ledger import Ledger, ledger_tables
+    from seedsweep.study.spec.claimsfile import Claims, parse_claims
+    from seedsweep.analysis.reading.ledger import Ledger, ledger_tables
 
     rng = np.random.default_rng(0)
     scores = np.concatenate([rng.normal(70.3, 0.6, 98), [15.9, 9.3]])
@@ -243,7 +243,7 @@ def test_the_report_lists_collapsed_runs_and_both_means_beside_band_and_interval
 def test_a_rank_claim_ranks_the_options_within_each_block_and_refuses_a_shared_best():
     import pandas as pd
 
-    from study.spec.claimsfile import parse_claims
+    from seedsweep.study.spec.claimsfile import parse_claims
 
     rows = []
     scores = {"d1": {"rocket": 0.9, "other": 0.8, "third": 0.7}, "d2": {"rocket": 0.8, "other": 0.8, "third": 0.6},
@@ -270,7 +270,7 @@ def test_a_rank_claim_by_sd_ranks_the_largest_spread_first():
     import numpy as np
     import pandas as pd
 
-    from study.spec.claimsfile import parse_claims
+    from seedsweep.study.spec.claimsfile import parse_claims
 
     rng = np.random.default_rng(3)
     spreads = {"POS": {"SGD": 0.2, "Adam": 0.01, "Nadam": 0.02}, "NER": {"SGD": 0.05, "Adam": 0.1, "Nadam": 0.01}}
@@ -298,7 +298,7 @@ def test_a_delta_claim_with_unit_seed_pairs_each_seed_of_one_configuration():
     import numpy as np
     import pandas as pd
 
-    from study.spec.claimsfile import parse_claims
+    from seedsweep.study.spec.claimsfile import parse_claims
 
     rng = np.random.default_rng(5)
     base = rng.normal(0.5, 0.05, size=7)                 # one configuration, 7 seeds: a population
@@ -368,7 +368,7 @@ def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path, wo
 @pytest.mark.skipif(not (SST5 / "train.txt").is_file(), reason=f"SST-5 not found at {SST5} "
                                                                  "(set SEEDSWEEP_SHARED_DATA to the shared data folder)")
 def test_dev_and_test_subsets_are_fixed_draws_of_the_official_splits():
-    from study.families.sentencedata import load_sentences
+    from seedsweep.study.families.sentencedata import load_sentences
 
     task = {"dataset": "sst5", "path": str(SST5), "train_sentences": 400, "dev_sentences": 300,
             "test_sentences": 500, "subset_seed": 0}

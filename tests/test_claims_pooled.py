@@ -15,8 +15,8 @@ import math
 import numpy as np
 import pandas as pd
 
-from analysis.stats.claims import EMPTY_WHY, judge
-from analysis.stats.decisions import decisions_table
+from seedsweep.analysis.stats.claims import EMPTY_WHY, judge
+from seedsweep.analysis.stats.decisions import decisions_table
 from benchmarks.pooled_claims import claim, simulate, study_rows
 
 
@@ -54,6 +54,6 @@ def test_an_empty_running_intersection_is_reported_never_shown_as_a_point():
     assert result.verdict.verdict == "inconclusive" and result.verdict.why == EMPTY_WHY
     assert "every candidate value was rejected" in (result.verdict.warning or "")
     assert all(math.isnan(v) for v in result.verdict.interval) and result.reached_at is None
-    from study.spec.until import Until
+    from seedsweep.study.spec.until import Until
     table = decisions_table([], Until(decide=("x",)), claims=[result])
     assert table.rows[0][5] == "–" and table.rows[0][6] == "waiting: gate not reached"

@@ -19,12 +19,12 @@ from pathlib import Path
 
 import pytest
 
-import study
-from study.errors import UserError
-from study.execution.runner import load_study, plan_study
-from study.families.command.metrics import MetricsError, MetricsReader, parse_metrics
-from study.families.command.program import start_time
-from study.store.rundir import RunDir
+from seedsweep import study
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.runner import load_study, plan_study
+from seedsweep.study.families.command.metrics import MetricsError, MetricsReader, parse_metrics
+from seedsweep.study.families.command.program import start_time
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged, refused_by_check_and_run, wait_gone
 
 EXAMPLE = REPO / "examples" / "pytorch"

@@ -15,15 +15,15 @@ import sys
 
 import pytest
 
-import study
-from analysis.pages.report import report
-from study.errors import UserError
-from study.execution.trial import run_trial
-from study.families.command.metrics import MetricsError, MetricsReader, parse_metrics
-from study.spec.grid import trial_grid
-from study.spec.sampling import sample_configs
-from study.spec.spacefile import parse_space
-from study.store.rundir import RunDir
+from seedsweep import study
+from seedsweep.analysis.pages.report import report
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.trial import run_trial
+from seedsweep.study.families.command.metrics import MetricsError, MetricsReader, parse_metrics
+from seedsweep.study.spec.grid import trial_grid
+from seedsweep.study.spec.sampling import sample_configs
+from seedsweep.study.spec.spacefile import parse_space
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO
 
 EXAMPLE = REPO / "examples" / "own-selection"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-import analysis
+from seedsweep import analysis
 from seedsweep.cli import main
-from study.families.transformer import model_source
+from seedsweep.study.families.transformer import model_source
 from tests.rundirs import write_synthetic_run
 from tests.test_transformer import write_toy
 

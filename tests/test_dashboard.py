@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import analysis
-from analysis.reading.imported import import_csv
-from study.execution.runner import load_study
+from seedsweep import analysis
+from seedsweep.analysis.reading.imported import import_csv
+from seedsweep.study.execution.runner import load_study
 from tests.conftest import free_port
 from tests.rundirs import write_synthetic_run
 
@@ -248,7 +248,7 @@ def test_the_poll_says_nothing_while_a_refresh_is_computed(tmp_path):
     """A new version while callbacks compute would make the page drop their
     answers and ask again (a study storing trials faster than a refresh would
     never be shown); the poll answers nothing until they are done."""
-    from analysis.pages.dashboard import create_app
+    from seedsweep.analysis.pages.dashboard import create_app
 
     write_synthetic_run(tmp_path / "run", STUDY)
     app = create_app(tmp_path / "run")
@@ -269,8 +269,8 @@ def test_the_poll_asks_for_the_view_the_watcher_read(tmp_path):
     holds, not a newer signature on the disk that nobody has read yet (the
     page's callbacks would read and compute it themselves, and the watcher's
     work would be lost)."""
-    from analysis.pages.dashboard import create_app
-    from analysis.pages.liveview import signature
+    from seedsweep.analysis.pages.dashboard import create_app
+    from seedsweep.analysis.pages.liveview import signature
 
     out = tmp_path / "run"
     write_synthetic_run(out, STUDY, only=TOTAL - 1)
@@ -302,8 +302,8 @@ def test_a_part_the_watcher_cannot_read_is_named_on_the_page_over_the_last_view(
     store's located message once, the page's poll asks for it and its summary
     shows it, every other figure keeps the last view read; once the file is
     moved away the next trial is read and shown."""
-    from analysis.pages.dashboard import create_app
-    from analysis.pages.liveview import signature
+    from seedsweep.analysis.pages.dashboard import create_app
+    from seedsweep.analysis.pages.liveview import signature
 
     out = tmp_path / "run"
     write_synthetic_run(out, STUDY, only=TOTAL - 1)
@@ -361,7 +361,7 @@ def test_the_dashboard_process_can_keep_its_freed_memory():
     code = """if 1:
         import resource, sys
         import numpy as np
-        from analysis.pages.liveview import keep_freed_memory
+        from seedsweep.analysis.pages.liveview import keep_freed_memory
         if sys.argv[1] == "keep":
             assert keep_freed_memory() is True
         faults = lambda: resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -385,8 +385,8 @@ def test_the_dashboard_leaves_its_start_up_objects_out_of_full_collections(tmp_p
     write_synthetic_run(tmp_path / "run", STUDY)
     code = """if 1:
         import gc, sys
-        from analysis.pages.dashboard import create_app
-        from analysis.pages.liveview import freeze_startup
+        from seedsweep.analysis.pages.dashboard import create_app
+        from seedsweep.analysis.pages.liveview import freeze_startup
         app = create_app(sys.argv[1])
         gc.collect()
         tracked = len(gc.get_objects())
@@ -407,7 +407,7 @@ def test_the_differences_histograms_count_each_configuration_in_its_bin(tmp_path
     from every value: each bar is the number of paired configurations whose Δ
     (their mean scores over seeds, by pandas here) lies in its bin, counted one
     by one, and a task's bars add up to its paired configurations."""
-    from analysis.figures import core as F
+    from seedsweep.analysis.figures import core as F
 
     write_synthetic_run(tmp_path / "run", STUDY)
     view = F.load_view(tmp_path / "run")
@@ -625,10 +625,10 @@ def traces(page: "Page", fig_id: str) -> list[dict]:
 def assert_stat_figures_match_analysis(page: Page, df, suffix: str = "") -> None:
     """``suffix``: the report's figure ids end in the comparison (``-optimizer``)."""
     """The new figures plot the numbers of analysis's functions, computed here from the trials by hand."""
-    from analysis.stats.aso import aso_matrix
-    from analysis.stats.evp import expected_selected
-    from analysis.stats.importance import fanova
-    from analysis.stats.improvement import p_improvement
+    from seedsweep.analysis.stats.aso import aso_matrix
+    from seedsweep.analysis.stats.evp import expected_selected
+    from seedsweep.analysis.stats.importance import fanova
+    from seedsweep.analysis.stats.improvement import p_improvement
 
     ok = df[df.status == "ok"]
     # evp: the optimizer's curves; n = 1 is the mean test score, n = N the best-dev run's test score
@@ -716,9 +716,9 @@ def test_the_statistics_figures_show_the_numbers_of_analysis_in_dashboard_and_re
 
 @pytest.mark.slow
 def test_the_sealed_claims_and_their_verdicts_are_on_the_dashboard_and_in_the_report(tmp_path, browser, dashboard):
-    from analysis.stats.claims import judge
-    from study.spec.claimsfile import read_claims
-    from analysis.pages.report import comparisons_of
+    from seedsweep.analysis.stats.claims import judge
+    from seedsweep.study.spec.claimsfile import read_claims
+    from seedsweep.analysis.pages.report import comparisons_of
     from tests.test_claims import CLAIMS, STUDY as CLAIMED
 
     out = tmp_path / "run"
@@ -757,14 +757,14 @@ def test_off_loopback_the_dashboard_needs_a_token_on_every_request(tmp_path, bro
     port = free_port()
     cmd = [sys.executable, "-m", "seedsweep", "dashboard", str(out), "--host", "0.0.0.0", "--port", str(port),
            "--interval", "0.5"]
-    import analysis.pages.dashboard
+    import seedsweep.analysis.pages.dashboard as dashboard_page
     from seedsweep.cli import main
 
     def started(*args, **kwargs):
         raise AssertionError("the dashboard started off loopback without a token")
 
     with monkeypatch.context() as m:                  # in this process; a dashboard that starts fails, not hangs
-        m.setattr(analysis.pages.dashboard, "serve", started)
+        m.setattr(dashboard_page, "serve", started)
         assert main(cmd[3:]) == 2
         refused = capsys.readouterr().err
         assert main(cmd[3:] + ["--token", "abc"]) == 2 and "--token" in capsys.readouterr().err
@@ -815,7 +815,7 @@ def test_off_loopback_the_dashboard_needs_a_token_on_every_request(tmp_path, bro
 
 def test_an_adaptive_studys_confidence_sequences_are_on_the_dashboard_and_in_the_report(tmp_path, browser,
                                                                                            dashboard):
-    from analysis.stats.decisions import track
+    from seedsweep.analysis.stats.decisions import track
     from tests.test_adaptive import STUDY as ADAPTIVE
 
     out = tmp_path / "run"

@@ -25,9 +25,15 @@ from pathlib import Path
 import nbformat
 import pytest
 
-import analysis
+from seedsweep import analysis
 from tests.conftest import REPO
 from tests.rundirs import write_synthetic_run
+
+
+def source_name(module: str) -> str:
+    """The module as the site names it: by its folder (``analysis.stats.x`` for ``seedsweep.analysis.stats.x``)."""
+    return module.removeprefix("seedsweep.") if module.startswith(("seedsweep.analysis.", "seedsweep.study.")) else module
+
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 MKDOCS = [sys.executable, "-m", "mkdocs"]
@@ -78,7 +84,7 @@ def _known_keys() -> dict[str, tuple[str, ...]]:
     found: dict[str, tuple[str, ...]] = {}
     for path in sorted((REPO / "study" / "spec").glob("*.py")):
         tree = ast.parse(path.read_text())
-        module = importlib.import_module("study.spec." + path.stem)
+        module = importlib.import_module("seedsweep.study.spec." + path.stem)
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "known_keys":
                 block = node.args[1].value if isinstance(node.args[1], ast.Constant) else "space.<name>"
@@ -103,7 +109,7 @@ def test_every_study_file_key_is_in_the_generated_reference(site):
                     missing.append(f"space: {k}")
             elif (f"{b}.{k}" if b else k) not in cells:
                 missing.append(f"{b}.{k}" if b else k)
-    from study.families import FAMILIES, get_family
+    from seedsweep.study.families import FAMILIES, get_family
     for name in FAMILIES:
         family = get_family(name)
         missing += [f"{name}: task.{k}" for k in sorted(getattr(family, "task_keys", ()) or ())
@@ -156,7 +162,7 @@ def test_every_exported_analysis_name_is_documented_from_its_docstring(site):
     missing = []
     for name in analysis.__all__:
         obj = getattr(analysis, name)
-        anchor = f'id="{obj.__module__}.{name}"'
+        anchor = f'id="{source_name(obj.__module__)}.{name}"'
         if anchor not in page:
             missing.append(name)
     assert not missing, f"exported by analysis but not rendered on the API page: {missing}"
@@ -348,5 +354,5 @@ def test_the_site_opens_offline_in_chromium_searches_and_lists_the_api(site):
     assert not errors, errors[:5]
     assert not remote, remote[:5]
     assert found["search"] >= 1 and found["marked"] >= 1, found          # results, with "until" highlighted
-    missing = [n for n in analysis.__all__ if f"{getattr(analysis, n).__module__}.{n}" not in ids]
+    missing = [n for n in analysis.__all__ if f"{source_name(getattr(analysis, n).__module__)}.{n}" not in ids]
     assert not missing, missing

@@ -16,10 +16,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import analysis
-from analysis import rank_agreement
+from seedsweep import analysis
+from seedsweep.analysis import rank_agreement
 from seedsweep.cli import main
-from study.families.encoder.dispersion import dispersion, knn_accuracy
+from seedsweep.study.families.encoder.dispersion import dispersion, knn_accuracy
 from tests.test_transformer import write_toy
 
 REPO = Path(__file__).resolve().parents[1]

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-import analysis
-import study
-from study import UserError
-from study.store.rundir import RunDir
+from seedsweep import analysis
+from seedsweep import study
+from seedsweep.study import UserError
+from seedsweep.study.store.rundir import RunDir
 
 pytestmark = pytest.mark.slow
 
@@ -171,7 +171,7 @@ def test_a_worker_that_always_dies_is_stored_as_failed_and_the_study_finishes(sp
     ("Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: bad lr", "exception: ValueError: bad lr"),
 ])
 def test_error_texts_are_classified(text, reason):
-    from study.execution.failures import classify_error
+    from seedsweep.study.execution.failures import classify_error
 
     assert classify_error(text).startswith(reason)
 

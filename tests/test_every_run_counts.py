@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.specs import ComparisonSpec
-from analysis.stats.decisions import decisions_table, track
-from analysis.stats.units import units
-from analysis.stats.methods import collapse_trials, simulate, stored_units
-from study.spec.until import Until
+from seedsweep.analysis.specs import ComparisonSpec
+from seedsweep.analysis.stats.decisions import decisions_table, track
+from seedsweep.analysis.stats.units import units
+from seedsweep.analysis.stats.methods import collapse_trials, simulate, stored_units
+from seedsweep.study.spec.until import Until
 
 ALPHA, REPS = 0.05, 1000
 CEILING = ALPHA + 3 * math.sqrt(ALPHA * (1 - ALPHA) / REPS)

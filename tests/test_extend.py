@@ -19,11 +19,11 @@ import uuid
 import numpy as np
 import pytest
 
-import analysis
-from analysis.stats.extension import conditional_error, extended_decision, stage_two
-from analysis.stats.groupseq import boundaries
+from seedsweep import analysis
+from seedsweep.analysis.stats.extension import conditional_error, extended_decision, stage_two
+from seedsweep.analysis.stats.groupseq import boundaries
 from benchmarks.extend_level import simulate
-from study.store.rundir import RunDir
+from seedsweep.study.store.rundir import RunDir
 from tests.rundirs import write_synthetic_run
 from tests.test_adaptive import seedsweep
 

@@ -67,7 +67,7 @@ train: {max_epochs: 2, retries: 1}
 def worker_cgroup_parent() -> str | None:
     """A new cgroup-v1 memory folder below this process's own, or None where
     cgroups cannot be made here (no memory controller, not root)."""
-    from study.execution.failures import memory_cgroup
+    from seedsweep.study.execution.failures import memory_cgroup
 
     mine = memory_cgroup()
     if mine is None or mine[1] != 1 or not os.access(mine[0], os.W_OK):
@@ -87,7 +87,7 @@ def test_a_worker_the_kernel_kills_for_memory_is_stored_as_out_of_memory_after_i
     failed with the reason 'out of memory'; the other option's trials finish."""
     import tempfile
 
-    import analysis
+    from seedsweep import analysis
     from tests.conftest import kill_tagged, wait_gone
 
     parent = worker_cgroup_parent()

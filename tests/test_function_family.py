@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-import study
-from study.errors import UserError
-from study.execution.trial import NoMetrics, Record, drive_trial
-from study.families.function.trialapi import Trial
-from study.schema import Train
-from study.store.rundir import RunDir
+from seedsweep import study
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.trial import NoMetrics, Record, drive_trial
+from seedsweep.study.families.function.trialapi import Trial
+from seedsweep.study.schema import Train
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO, refused_by_check_and_run
 
 # dev scores per epoch of the "good" option: the best is epoch 3 (0.74); with
@@ -228,7 +228,7 @@ def test_a_module_path_is_found_beside_the_study_file(tmp_path):
     path.write_text("name: m\nfamily: function\nsamples: 1\nseeds: 1\ncompare: {x: [a, b]}\n"
                     "task: {function: 'mypkg.train:fit'}\n")
     space = study.check(path, resolve=True)
-    from study.families import get_family
+    from seedsweep.study.families import get_family
 
     assert get_family("function").code_files(space) == [str(pkg / "train.py")]
 

@@ -1,4 +1,4 @@
-"""analysis.stats.groupseq: group-sequential boundaries, checked against the
+"""seedsweep.analysis.stats.groupseq: group-sequential boundaries, checked against the
 published constants of the classical designs and by simulation (a different
 method from the code's numerical integration)."""
 
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from analysis.stats.groupseq import boundaries, constant_boundary, crossing_probabilities, share_boundaries, spent
+from seedsweep.analysis.stats.groupseq import boundaries, constant_boundary, crossing_probabilities, share_boundaries, spent
 
 #: Jennison & Turnbull (2000), Tables 2.1 and 2.3: two-sided alpha 0.05, K equally spaced looks
 POCOCK = {2: 2.178, 3: 2.289, 4: 2.361, 5: 2.413}

@@ -13,16 +13,16 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from analysis import compare
-from analysis.reading.imported import ComparisonSpec
-from analysis.stats.aso import boot_quantiles, aso, aso_matrix
-from analysis.stats.dominance import dominance
-from analysis.stats.evp import expected_selected, log_grid
-from analysis.stats.importance import fanova, tree_effects
-from analysis.stats.improvement import p_improvement
-from analysis.stats.insights import comparison_rows, hyperparameters
-from analysis.stats.multiple import holm
-from analysis.tables import dominance_table, importance_table
+from seedsweep.analysis import compare
+from seedsweep.analysis.reading.imported import ComparisonSpec
+from seedsweep.analysis.stats.aso import boot_quantiles, aso, aso_matrix
+from seedsweep.analysis.stats.dominance import dominance
+from seedsweep.analysis.stats.evp import expected_selected, log_grid
+from seedsweep.analysis.stats.importance import fanova, tree_effects
+from seedsweep.analysis.stats.improvement import p_improvement
+from seedsweep.analysis.stats.insights import comparison_rows, hyperparameters
+from seedsweep.analysis.stats.multiple import holm
+from seedsweep.analysis.tables import dominance_table, importance_table
 
 
 def _enumerated_selection(dev, test, n):
@@ -58,7 +58,7 @@ def test_weights_computed_ahead_are_taken_as_kept_and_give_the_enumerated_curve(
     log_grid(N); expected_selected then takes them (no log-gamma computed) and
     gives every subset's enumeration; weights kept for one grid are not taken
     for another."""
-    import analysis.stats.evp as E
+    import seedsweep.analysis.stats.evp as E
 
     rng = np.random.default_rng(7)
     N = 9
@@ -229,7 +229,7 @@ def test_the_dashboard_grows_importance_forests_in_the_background(tmp_path, monk
     computed and returned; the importance arrives later through its Future."""
     import threading
 
-    import analysis.pages.liveview as D
+    import seedsweep.analysis.pages.liveview as D
     from tests.rundirs import write_synthetic_run
     from tests.test_dashboard import KNOWN
 
@@ -260,7 +260,7 @@ def test_the_dashboard_reads_a_changed_directory_before_the_page_asks(tmp_path, 
     version, then get that view and those statistics without reading again."""
     import time
 
-    import analysis.pages.liveview as L
+    import seedsweep.analysis.pages.liveview as L
     from tests.rundirs import write_synthetic_run
     from tests.test_dashboard import STUDY, TOTAL
 
@@ -290,14 +290,14 @@ def test_the_dashboard_reads_a_changed_directory_before_the_page_asks(tmp_path, 
     c = by_task["synthetic"]
     assert c.n == compare(view.df, "classifier").n > 0
     # the bootstrap ranks of one more pair are drawn after it, for the next trial to land
-    from analysis.stats.significance import ranks_kept
+    from seedsweep.analysis.stats.significance import ranks_kept
 
     nxt = [(c.n + 1, c.n_bootstrap, L.SEED + i) for i, o in enumerate(c.options) if o != c.best]
     while not all(ranks_kept(*k) for k in nxt) and time.monotonic() < deadline + 30:
         time.sleep(0.05)
     assert all(ranks_kept(*k) for k in nxt)
     # and the evp weights of one more run of each option
-    from analysis.stats.evp import weights_kept
+    from seedsweep.analysis.stats.evp import weights_kept
 
     sizes = [curve.N + 1 for curves in stats.evp.values() for curve in curves]
     assert sizes
@@ -309,7 +309,7 @@ def test_the_dashboard_reads_a_changed_directory_before_the_page_asks(tmp_path, 
 def test_statistics_computed_while_a_newer_view_is_read_are_not_taken_for_its_own(tmp_path):
     """A selection under way when a trial lands and get() reads the new view:
     its answer (on the older view) must not be kept as the newer view's."""
-    import analysis.pages.liveview as L
+    import seedsweep.analysis.pages.liveview as L
     from tests.rundirs import write_synthetic_run
     from tests.test_dashboard import STUDY, TOTAL
 
@@ -334,8 +334,8 @@ def test_the_parallel_sample_keeps_its_configurations_while_a_study_adds_others(
     """At most ``max_configs`` configurations per task are drawn; a new one
     joins the sample only in place of another (then the sample is the old one
     with one label swapped), so a running study's lines stay where they are."""
-    from analysis.stats.insights import parallel_table
-    from analysis.stats.paired import compare_tasks
+    from seedsweep.analysis.stats.insights import parallel_table
+    from seedsweep.analysis.stats.paired import compare_tasks
 
     rng = np.random.default_rng(3)
     rows = [{"task": "t", "config_id": f"c{i:03d}", "choice": "opt", "option": o, "seed": 1, "status": "ok",

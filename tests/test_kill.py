@@ -19,8 +19,8 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from study.execution.runner import load_study, plan_study
-from study.store.rundir import RunDir
+from seedsweep.study.execution.runner import load_study, plan_study
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO, holds_file_under, kill_tagged, tagged_processes, wait_gone
 
 pytestmark = pytest.mark.slow
@@ -196,7 +196,7 @@ def test_the_next_command_clears_a_sigkilled_drivers_ray_agents(tmp_path, space_
     The agents are stopped (SIGSTOP) before the driver is killed, so none can
     leave on Ray's clock while the next command starts, however long that
     takes on a busy machine: only the clearing can end them."""
-    from study.execution.raydaemons import records_dir
+    from seedsweep.study.execution.raydaemons import records_dir
 
     tag = uuid.uuid4().hex
     ray_tmp = tempfile.mkdtemp(prefix="ssg-", dir="/tmp")

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-import analysis
-from analysis.pages.report import comparisons_of
-from analysis.stats.claims import judge
+from seedsweep import analysis
+from seedsweep.analysis.pages.report import comparisons_of
+from seedsweep.analysis.stats.claims import judge
 from seedsweep.cli import main
-from study.spec.claimsfile import read_claims
+from seedsweep.study.spec.claimsfile import read_claims
 from tests.rundirs import write_synthetic_run
 from tests.test_claims import STUDY       # the synthetic study of the claims tests: CRF better by 0.02
 from tests.test_dashboard import CHROMIUM, Page, browser  # noqa: F401 -- browser is the module's fixture
@@ -148,7 +148,7 @@ RG_CSV = Path(__import__("os").environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent 
 @pytest.mark.skipif(not RG_CSV.is_file(), reason=f"the R&G raw results are not at {RG_CSV} "
                                                   "(set SEEDSWEEP_SHARED_DATA)")
 def test_the_rg2017_optimizer_and_character_claims_on_the_raw_results_match_the_committed_ledger(tmp_path):
-    from analysis.reading.imported import import_csv
+    from seedsweep.analysis.reading.imported import import_csv
 
     out = import_csv(RG_CSV, tmp_path / "rg")
     specs, results = comparisons_of(out)

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from analysis.stats.spending import spending_looks, spending_path
-from analysis.stats.tboundaries import t_boundaries
+from seedsweep.analysis.stats.spending import spending_looks, spending_path
+from seedsweep.analysis.stats.tboundaries import t_boundaries
 from benchmarks.mean_level import levels
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-import analysis
-from study.store.rundir import RunDir
+from seedsweep import analysis
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO, free_port, holds_file_under, kill_tagged, wait_gone
 from tests.test_s3 import CREDENTIALS, s3_server  # noqa: F401 -- the fixture
 

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-import study
-from study.execution.runner import plan_study, populations
-from study.execution.trial import run_group, run_trial
-from study.families.sentence import population as population_module
-from study.spec.spacefile import parse_space
-from study.store.rundir import RunDir
+from seedsweep import study
+from seedsweep.study.execution.runner import plan_study, populations
+from seedsweep.study.execution.trial import run_group, run_trial
+from seedsweep.study.families.sentence import population as population_module
+from seedsweep.study.spec.spacefile import parse_space
+from seedsweep.study.store.rundir import RunDir
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -162,7 +162,7 @@ def test_check_refuses_vectorize_seeds_where_the_family_cannot(tmp_path, family,
 
 
 def test_a_non_boolean_vectorize_seeds_and_a_bad_per_group_are_located(tmp_path):
-    from study.errors import UserError
+    from seedsweep.study.errors import UserError
 
     base = "name: v\nfamily: sentence\nsamples: 1\nseeds: 2\ncompare: {architecture: [fc, cnn]}\ntask: {dataset: sst2}\n"
     with pytest.raises(UserError, match=r"train\.vectorize_seeds: expected true or false"):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from study.store.rundir import RunDir
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged
 
 pytestmark = pytest.mark.slow

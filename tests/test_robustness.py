@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import analysis
-import study
-from analysis.stats.robustness import robustness, robustness_table
+from seedsweep import analysis
+from seedsweep import study
+from seedsweep.analysis.stats.robustness import robustness, robustness_table
 
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REPO = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-import analysis
+from seedsweep import analysis
 from tests.conftest import REPO, free_port
 
 pytestmark = pytest.mark.slow
@@ -76,7 +76,7 @@ def test_a_failed_upload_leaves_no_object(s3_server, monkeypatch):
     import pyarrow.fs as pafs
     import pyarrow.parquet as pq
 
-    from study.store.rundir import RunDir
+    from seedsweep.study.store.rundir import RunDir
 
     for k, v in CREDENTIALS.items():
         monkeypatch.setenv(k, v)
@@ -162,7 +162,7 @@ def test_a_study_on_a_flaky_object_store_writes_resumes_compacts_and_reads_with_
         finally:
             shutil.rmtree(ray_tmp, ignore_errors=True)
         from seedsweep.cli import main
-        from study.store.rundir import RunDir
+        from seedsweep.study.store.rundir import RunDir
 
         assert main(["status", uri]) == 0
         assert main(["report", uri]) == 0
@@ -189,7 +189,7 @@ def test_a_tuned_study_writes_to_an_object_store_and_asks_what_a_local_run_asks(
     every search position) are those of the same file run into a local folder."""
     import pyarrow.fs as pafs
 
-    from study.execution.tuned import journal_path
+    from seedsweep.study.execution.tuned import journal_path
     from tests.test_tuned import SMALL
 
     for k, v in CREDENTIALS.items():
@@ -212,7 +212,7 @@ def test_a_tuned_study_writes_to_an_object_store_and_asks_what_a_local_run_asks(
         r = run(uri)
         assert r.returncode == 0, r.stderr[-3000:]
         journal = journal_path(uri, "crf", 1)
-        from study.processes import records_folder
+        from seedsweep.study.processes import records_folder
         assert journal.is_file() and journal.is_relative_to(records_folder("optuna"))
         shutil.rmtree(journal.parent)                        # the cache is lost: rebuilt from the stored rows
         again = run(uri)

@@ -8,10 +8,10 @@ import io
 import pyarrow.parquet as pq
 import pytest
 
-from study.schema import escape_key, unescape_key
-from study.spec.grid import effective_params, trial_grid
-from study.spec.sampling import sample_configs
-from study.spec.spacefile import parse_space
+from seedsweep.study.schema import escape_key, unescape_key
+from seedsweep.study.spec.grid import effective_params, trial_grid
+from seedsweep.study.spec.sampling import sample_configs
+from seedsweep.study.spec.spacefile import parse_space
 
 BASE = """
 name: s

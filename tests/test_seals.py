@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from seedsweep.cli import main
-from study.store.rundir import RunDir
+from seedsweep.study.store.rundir import RunDir
 from tests.test_claims import CLAIMS, STUDY, seedsweep, sha256sum, snapshot
 from tests.rundirs import write_synthetic_run
 from tests.test_dashboard import FIGURE_READY, Page, browser, dashboard  # noqa: F401 -- the fixtures
@@ -150,9 +150,9 @@ def test_an_edit_after_sealing_is_caught_by_verify_report_dashboard_and_run(seal
 
 
 def test_the_html_report_verifies_the_seal_once_and_decides_once(sealed_run, monkeypatch):
-    from analysis.pages.htmlreport import html_report
+    from seedsweep.analysis.pages.htmlreport import html_report
 
-    ledger_module, report_module = (importlib.import_module(m) for m in ("analysis.reading.ledger", "analysis.pages.report"))
+    ledger_module, report_module = (importlib.import_module(m) for m in ("seedsweep.analysis.reading.ledger", "seedsweep.analysis.pages.report"))
 
     calls = {"verify": 0, "decided": 0}
 

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 import torch
 
-from study.execution.trial import run_trial, seed_everything
-from study.families.sentence.model import SentenceModel, tokens
-from study.families.sentence.network import build_network
-from study.families.sentence.settings import ARCHITECTURES, auto_width
-from study.schema import TrialSpec
-from study.spec.spacefile import parse_space
-from study.testbeds import read_testbed
+from seedsweep.study.execution.trial import run_trial, seed_everything
+from seedsweep.study.families.sentence.model import SentenceModel, tokens
+from seedsweep.study.families.sentence.network import build_network
+from seedsweep.study.families.sentence.settings import ARCHITECTURES, auto_width
+from seedsweep.study.schema import TrialSpec
+from seedsweep.study.spec.spacefile import parse_space
+from seedsweep.study.testbeds import read_testbed
 
 REPO = Path(__file__).resolve().parents[1]
 BED = REPO / "testbeds" / "sst_phenomena.yaml"
@@ -183,7 +183,7 @@ def test_an_evaluation_table_whose_labels_the_dataset_lacks_is_named(tmp_path):
     table = tmp_path / "extra.tsv"
     table.write_text("text\tlabel\nfine film\tneutral\n")
     sp = parse_space(toy_yaml(tmp_path, evaluate=f"[{table}]"), path=str(tmp_path / "t.yaml"))
-    from study.errors import UserError
+    from seedsweep.study.errors import UserError
 
     with pytest.raises(UserError, match=r"extra.tsv \(extra\).*label 'neutral' is not one of the dataset's labels"):
         SentenceModel(sp, {"architecture": "fc"}, 0)

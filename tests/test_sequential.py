@@ -1,4 +1,4 @@
-"""analysis.stats.sequential: confidence sequences that hold at every look.
+"""seedsweep.analysis.stats.sequential: confidence sequences that hold at every look.
 
 Oracles are computed another way than the code under test: the capital of
 one candidate mean by a plain Python loop over the observations, coverage by
@@ -16,7 +16,7 @@ import pytest
 
 from scipy import stats
 
-from analysis.stats.sequential import (GRID, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha,
+from seedsweep.analysis.stats.sequential import (GRID, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha,
                                  stakes)
 
 

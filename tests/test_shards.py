@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from study.store import shards
-from study.store.rows import EPOCHS
-from study.store.rundir import RunDir
+from seedsweep.study.store import shards
+from seedsweep.study.store.rows import EPOCHS
+from seedsweep.study.store.rundir import RunDir
 
 SCHEMA = pa.schema([("trial_key", pa.string()), ("status", pa.string()), ("attempt", pa.int64()),
                     ("test_score", pa.float64())])
@@ -207,7 +207,7 @@ train: {max_epochs: 1, patience: 1}
 def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path, space_file):
     """The real CLI, SIGKILLed inside a fold (its shards written, its parts not
     yet removed), then resumed: every key stored once, nothing lost or changed."""
-    from study.execution.runner import load_study, plan_study
+    from seedsweep.study.execution.runner import load_study, plan_study
     from tests.conftest import REPO, kill_tagged, wait_gone
 
     tag = uuid.uuid4().hex
@@ -278,7 +278,7 @@ def test_a_fold_from_the_tables_the_driver_wrote_equals_one_that_reads_the_parts
 def test_a_failing_fold_warns_once_keeps_the_parts_and_lets_go_of_the_tables(tmp_path, monkeypatch):
     import io
 
-    from study.execution.callback import StoreAndProgress
+    from seedsweep.study.execution.callback import StoreAndProgress
 
     rd = RunDir(tmp_path / "run")
     rd.prepare()

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from seedsweep.cli import main
-from study import UserError, load_space
+from seedsweep.study import UserError, load_space
 from tests.conftest import REPO
 
 GOOD = """
@@ -163,7 +163,7 @@ compare: {classifier: [softmax, crf]}
 
 
 def test_check_warns_when_configurations_repeat_and_they_do_train_the_same_trials(space_file, tmp_path, capsys):
-    from analysis import load
+    from seedsweep.analysis import load
     from tests.rundirs import write_synthetic_run
 
     cases = {REPEATED: "all 8 configurations are the same one",

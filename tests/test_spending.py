@@ -14,12 +14,12 @@ import re
 import numpy as np
 import pytest
 
-import analysis
-from analysis.stats.groupseq import boundaries, design_drift, futility_boundaries
-from analysis.stats.planning import fixed_configurations
-from analysis.stats.spending import FUTILE, design_configurations, look_counts, spending_path
-from study.spec.spacefile import parse_space
-from study.spec.until import look_schedule
+from seedsweep import analysis
+from seedsweep.analysis.stats.groupseq import boundaries, design_drift, futility_boundaries
+from seedsweep.analysis.stats.planning import fixed_configurations
+from seedsweep.analysis.stats.spending import FUTILE, design_configurations, look_counts, spending_path
+from seedsweep.study.spec.spacefile import parse_space
+from seedsweep.study.spec.until import look_schedule
 from tests.test_adaptive import STUDY, seedsweep
 
 ALPHA, REPS = 0.05, 2000
@@ -147,7 +147,7 @@ def test_a_spending_study_runs_its_looks_and_stops_with_the_decision(tmp_path, w
     assert stop, r.stderr
     n = int(stop.group(1))
     # the oracle: the first look whose exact two-sided sign-test tail (all wins) is within the level spent so far
-    from analysis.stats.groupseq import spent
+    from seedsweep.analysis.stats.groupseq import spent
     expected = next(k for k in until.looks(4, 2) if 2 * 0.5 ** k <= spent(k / 40, ALPHA, "obf"))
     assert n == expected, (n, expected)
     assert f"| classifier | softmax | crf | synthetic | {n} |" in r.stdout and f"| B better | {n} |" in r.stdout
@@ -166,8 +166,8 @@ def test_skewed_nulls_are_safe_under_the_default_methods_and_the_normal_ones_nee
     the methods that trust a normal approximation do not on the collapses,
     which is why ``statistic: mean`` refuses them unless the study file says
     ``until.assume_normal: true``, and the refusal quotes these rates."""
-    from analysis.stats.methods import collapse_null, lognormal_null, simulate
-    from study.spec.until import NORMAL_FAILURES, Until
+    from seedsweep.analysis.stats.methods import collapse_null, lognormal_null, simulate
+    from seedsweep.study.spec.until import NORMAL_FAILURES, Until
 
     rows = (collapse_null if null == "collapse" else lognormal_null)(np.random.default_rng(3), REPS, 80)
     rates = {}
@@ -195,7 +195,7 @@ def test_the_normal_methods_for_a_mean_need_consent():
     until = parse_space(share, "s.yaml").until
     assert until.method == "asymptotic"                                       # win units are bounded: no consent
     # ten straight wins: a sample variance of 0, but the win share's sequence keeps a pseudo-unit of 1/4
-    from analysis.stats.decisions import sequence_for
+    from seedsweep.analysis.stats.decisions import sequence_for
     lo, hi = sequence_for(np.ones(10), until, ALPHA).last()
     assert 0.5 < lo < hi == 1.0, (lo, hi)
 
@@ -203,7 +203,7 @@ def test_the_normal_methods_for_a_mean_need_consent():
 def test_plan_names_the_cheapest_method_among_those_that_keep_the_level():
     """``cheapest``: the least median of the slowest comparison, but only over
     methods that keep the level on every comparison and decide most resamples."""
-    from analysis.stats.planning import MethodPlan, PlanRow, cheapest
+    from seedsweep.analysis.stats.planning import MethodPlan, PlanRow, cheapest
 
     def row(task, **medians):
         plans = tuple(MethodPlan(m, 100, med, med, decided, false, keeps, True)

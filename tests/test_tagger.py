@@ -6,11 +6,11 @@ import math
 
 import pytest
 
-import analysis
-from study.errors import UserError
-from study.execution.trial import run_trial
-from study.schema import TrialSpec
-from study.spec.spacefile import parse_space
+from seedsweep import analysis
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.trial import run_trial
+from seedsweep.study.schema import TrialSpec
+from seedsweep.study.spec.spacefile import parse_space
 from tests.rundirs import write_synthetic_run
 
 
@@ -96,7 +96,7 @@ def test_tagger_spaces_are_validated_without_loading_anything(bad, where):
 def test_run_refuses_a_study_whose_corpus_cannot_be_found(tmp_path, monkeypatch, capsys):
     import dataclasses
 
-    import study.families.tagger.corpora as corpora
+    import seedsweep.study.families.tagger.corpora as corpora
     from seedsweep.cli import main
 
     monkeypatch.setenv("SEEDSWEEP_DATA", str(tmp_path / "nothing-here"))

@@ -9,10 +9,10 @@ import math
 
 import pytest
 
-from study.execution.trial import run_trial, seed_everything
-from study.families.tagger import DEFAULTS, TaggerModel
-from study.schema import TrialSpec
-from study.spec.spacefile import parse_space
+from seedsweep.study.execution.trial import run_trial, seed_everything
+from seedsweep.study.families.tagger import DEFAULTS, TaggerModel
+from seedsweep.study.schema import TrialSpec
+from seedsweep.study.spec.spacefile import parse_space
 
 BASE = {"optimizer": "adam", "dropout": "variational", "chars": "none", "classifier": "softmax", "scheme": "BIO",
         "layers": 1, "clip_value": 0.0, "clip_norm": 1.0}
@@ -41,7 +41,7 @@ train: {max_epochs: 1, patience: 1}
 
 
 def test_every_option_of_the_families_choices_is_listed():
-    from study.families.tagger.settings import LIMITS
+    from seedsweep.study.families.tagger.settings import LIMITS
 
     listed = {}
     for key, value in VARIANTS:

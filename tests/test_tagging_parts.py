@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 import torch
 
-from study.errors import UserError
-from study.families.tagger.corpora import load_corpus, read_conll, read_conllu, resolve_files, DATASETS
-from study.families.tagger.crf import CRF
-from study.families.tagger.embeddings import build_vocabulary, casing, CASINGS, load_vectors, normalize_number
-from study.families.tagger.metrics import chunk_prf, token_accuracy
-from study.families.tagger.schemes import chunks, convert, is_valid
+from seedsweep.study.errors import UserError
+from seedsweep.study.families.tagger.corpora import load_corpus, read_conll, read_conllu, resolve_files, DATASETS
+from seedsweep.study.families.tagger.crf import CRF
+from seedsweep.study.families.tagger.embeddings import build_vocabulary, casing, CASINGS, load_vectors, normalize_number
+from seedsweep.study.families.tagger.metrics import chunk_prf, token_accuracy
+from seedsweep.study.families.tagger.schemes import chunks, convert, is_valid
 
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 needs_conll = pytest.mark.skipif(not (DATA / "conll2000" / "train.txt").exists(),
@@ -202,8 +202,8 @@ def test_registered_corpora_load(monkeypatch):
 
 
 def _net(dropout, p_out=0.5, p_rec=0.5):
-    from study.families.tagger import DEFAULTS
-    from study.families.tagger.network import Network
+    from seedsweep.study.families.tagger import DEFAULTS
+    from seedsweep.study.families.tagger.network import Network
 
     s = {**DEFAULTS, "dropout": dropout, "dropout_output": p_out, "dropout_recurrent": p_rec, "layers": 1,
          "units": 8, "chars": "none"}

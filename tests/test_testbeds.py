@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from study.errors import UserError
-from study.testbeds import read_testbed
+from seedsweep.study.errors import UserError
+from seedsweep.study.testbeds import read_testbed
 
 REPO = Path(__file__).resolve().parents[1]
 SHIPPED = REPO / "testbeds" / "sst_phenomena.yaml"

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-import analysis
-import study
-from study.errors import UserError
-from study.execution.trial import run_trial
-from study.families.sentencedata import load_sentences, read_sst_trees, read_table
-from study.schema import TrialSpec
-from study.spec.spacefile import parse_space
-from study.store.rundir import RunDir
+from seedsweep import analysis
+from seedsweep import study
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.trial import run_trial
+from seedsweep.study.families.sentencedata import load_sentences, read_sst_trees, read_table
+from seedsweep.study.schema import TrialSpec
+from seedsweep.study.spec.spacefile import parse_space
+from seedsweep.study.store.rundir import RunDir
 
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REPO = Path(__file__).resolve().parents[1]
@@ -172,7 +172,7 @@ def test_a_run_that_cannot_learn_is_kept_as_diverged_with_its_reason(tmp_path):
 
 def test_early_stopping_on_dev_loss_selects_by_loss(tmp_path):
     sp = space(tmp_path, ", stop_on: loss", epochs=3)
-    from study.families.transformer import TransformerModel
+    from seedsweep.study.families.transformer import TransformerModel
 
     model = TransformerModel(sp, {"lr": 3e-3}, 1)
     model.train_epoch(1)
@@ -182,7 +182,7 @@ def test_early_stopping_on_dev_loss_selects_by_loss(tmp_path):
 
 
 def test_the_original_protocol_is_adam_at_a_constant_rate_and_adamw_decays_linearly(tmp_path):
-    from study.families.transformer import TransformerModel
+    from seedsweep.study.families.transformer import TransformerModel
 
     rates = {}
     for optimizer in ("adam", "adamw"):
@@ -205,7 +205,7 @@ def test_bf16_autocast_trains_and_scores(tmp_path):
 
 
 def test_a_model_folder_loads_and_errors_name_the_model(tmp_path):
-    from study.families.transformer import TransformerModel, model_source
+    from seedsweep.study.families.transformer import TransformerModel, model_source
 
     sp = space(tmp_path)
     model = TransformerModel(sp, {"lr": 3e-3}, 1)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 import os
 
-from study.execution.trial import run_trial
-from study.spec.grid import trial_grid
-from study.spec.sampling import sample_configs
-from study.spec.spacefile import parse_space
+from seedsweep.study.execution.trial import run_trial
+from seedsweep.study.spec.grid import trial_grid
+from seedsweep.study.spec.sampling import sample_configs
+from seedsweep.study.spec.spacefile import parse_space
 
 SPACE = """
 name: t
@@ -87,7 +87,7 @@ def test_timeout_ends_the_trial_as_failed_with_reason_timeout():
 def test_stale_tune_folders_of_dead_drivers_are_removed(tmp_path):
     import subprocess
 
-    from study.execution.session import remove_stale_tune_folders
+    from seedsweep.study.execution.session import remove_stale_tune_folders
 
     dead = subprocess.Popen(["true"])
     dead.wait()

@@ -23,15 +23,15 @@ import pandas as pd
 import pytest
 from scipy.stats import binomtest
 
-import analysis
-from analysis.figures.budgetfigure import budget_figure
-from analysis.reading.rundirs import study_tuned
-from analysis.stats.evp import expected_selected
-from analysis.stats.tuned import best_so_far, tuned_comparison, tuned_outcomes, tuned_table
+from seedsweep import analysis
+from seedsweep.analysis.figures.budgetfigure import budget_figure
+from seedsweep.analysis.reading.rundirs import study_tuned
+from seedsweep.analysis.stats.evp import expected_selected
+from seedsweep.analysis.stats.tuned import best_so_far, tuned_comparison, tuned_outcomes, tuned_table
 from seedsweep.cli import main
-from study.execution.tuned import journal_path, run_tuned
-from study.errors import UserError
-from study.store.rundir import RunDir
+from seedsweep.study.execution.tuned import journal_path, run_tuned
+from seedsweep.study.errors import UserError
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import kill_tagged, wait_gone
 from tests.test_dashboard import FIGURE_READY, Page, browser, dashboard  # noqa: F401,F811 (fixtures)
 from tests.test_kill import sigkill_when_stored, stored

@@ -21,13 +21,13 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-import analysis
-from analysis.reading.rundirs import WavePolicy
-from analysis.stats.anytime import claim_path, median_interval, mixture_crossing
-from analysis.stats.claims import judge
-from study.spec.claimsfile import parse_claims
-from study.spec.spacefile import parse_space
-from study.store.rundir import RunDir
+from seedsweep import analysis
+from seedsweep.analysis.reading.rundirs import WavePolicy
+from seedsweep.analysis.stats.anytime import claim_path, median_interval, mixture_crossing
+from seedsweep.analysis.stats.claims import judge
+from seedsweep.study.spec.claimsfile import parse_claims
+from seedsweep.study.spec.spacefile import parse_space
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import kill_tagged, wait_gone
 from tests.test_adaptive import STUDY as ADAPTIVE, seedsweep
 from tests.test_kill import sigkill_when_stored
@@ -199,8 +199,8 @@ def test_the_engine_refuses_until_claims_without_claims_for_every_caller(tmp_pat
     """The check sits in :func:`study.execution.waves.run_until`, which the
     command line and ``seedsweep.define(...).run`` both call: refused before Ray
     starts or anything is written."""
-    from study.errors import UserError
-    from study.execution.waves import run_until
+    from seedsweep.study.errors import UserError
+    from seedsweep.study.execution.waves import run_until
 
     space = tmp_path / "s.yaml"
     space.write_text(STUDY)

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-import analysis
-import study
-from analysis.pages.report import comparisons_of
-from analysis.stats.claims import judge
-from study.spec.claimsfile import read_claims
-from study.store.rundir import RunDir
+from seedsweep import analysis
+from seedsweep import study
+from seedsweep.analysis.pages.report import comparisons_of
+from seedsweep.analysis.stats.claims import judge
+from seedsweep.study.spec.claimsfile import read_claims
+from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO
 from tests.test_dashboard import CHROMIUM, FIGURE_READY, Page, assert_matches_compare, browser, dashboard, open_report  # noqa: F401
 from tests.test_s3 import CREDENTIALS, s3_server  # noqa: F401 -- the loopback object store fixture
@@ -157,7 +157,7 @@ def test_an_adaptive_and_a_tuned_study_of_a_function_defined_in_python(tmp_path,
 
 def test_the_python_api_refuses_what_a_worker_could_not_import_and_validates_like_a_file(tmp_path):
     import seedsweep as api
-    from study.errors import UserError
+    from seedsweep.study.errors import UserError
 
     with pytest.raises(UserError, match=r"define\(bad\): function: .*<lambda> cannot be imported"):
         api.define(name="bad", function=lambda trial: None, compare={"x": [1, 2]}, samples=1, seeds=1)

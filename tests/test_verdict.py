@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from study.spec.claimsfile import Rule
-from analysis.stats.verdict import (BAND_WARNING, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, mean_ranks, outcome,
+from seedsweep.study.spec.claimsfile import Rule
+from seedsweep.analysis.stats.verdict import (BAND_WARNING, INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, mean_ranks, outcome,
                               rank_interval, rank_verdict, value_estimate, verdict)
 
 REPLICATIONS = 5000

@@ -6,14 +6,14 @@ the comparison figures; the others one family of figures each, and
 May import: ``analysis.stats``, ``analysis.reading`` and the ground floor of
 ``analysis``; never ``pages``.
 
-Every name below is importable from here (``from analysis.figures import NAME``); it is
+Every name below is importable from here (``from seedsweep.analysis.figures import NAME``); it is
 imported from its module on first use, so importing one module of the room
 loads no other.
 """
 
 from __future__ import annotations
 
-from study.rooms import face
+from seedsweep.study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "budgetfigure": ("budget_figure",),

@@ -37,8 +37,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from study.schema import IDENTITY, OUTCOME, TUNED
-from study.store.rundir import RunDir
+from seedsweep.study.schema import IDENTITY, OUTCOME, TUNED
+from seedsweep.study.store.rundir import RunDir
 
 from ..reading.load import comparisons_of, epochs_frame, trials_frame
 from ..specs import ComparisonSpec, as_categories

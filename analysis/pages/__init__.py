@@ -6,14 +6,14 @@
 May import: every other room of ``analysis``; only the package's face and
 the command line import it.
 
-Every name below is importable from here (``from analysis.pages import NAME``); it is
+Every name below is importable from here (``from seedsweep.analysis.pages import NAME``); it is
 imported from its module on first use, so importing one module of the room
 loads no other.
 """
 
 from __future__ import annotations
 
-from study.rooms import face
+from seedsweep.study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "dashaccess": ("TOKEN_COOKIE", "is_loopback", "require_token"),

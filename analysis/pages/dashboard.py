@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from study.store.rundir import RunDir
+from seedsweep.study.store.rundir import RunDir
 
 from ..figures import core as F
 from ..figures import statfigures as SF

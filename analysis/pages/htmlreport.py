@@ -26,8 +26,8 @@ import kaleido
 import plotly.io as pio
 from plotly.offline import get_plotlyjs
 
-from study.errors import UserError
-from study.files import write_text
+from seedsweep.study.errors import UserError
+from seedsweep.study.files import write_text
 
 from ..figures import core as F
 from ..figures.budgetfigure import budget_figure

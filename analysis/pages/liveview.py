@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from study.store.rundir import RunDir
-from study.store.shards import Cached
+from seedsweep.study.store.rundir import RunDir
+from seedsweep.study.store.shards import Cached
 
 from ..figures import core as F
 from ..stats.evp import prepare_weights

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from study.files import write_text
+from seedsweep.study.files import write_text
 
 from ..reading.imported import read_import_spec
 from ..reading.ledger import Ledger, ledger, ledger_tables

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from study.errors import UserError
-from study.store.rundir import RunDir
+from seedsweep.study.errors import UserError
+from seedsweep.study.store.rundir import RunDir
 
 from ..reading.ledger import Ledger, ledger, ledger_tables
 from ..reading.load import comparisons_of, load

@@ -7,14 +7,14 @@ its trials (:mod:`.rundirs`), and two studies side by side
 May import: ``analysis.stats``, the ground floor of ``analysis`` and
 ``study``; never ``figures`` or ``pages``.
 
-Every name below is importable from here (``from analysis.reading import NAME``); it is
+Every name below is importable from here (``from seedsweep.analysis.reading import NAME``); it is
 imported from its module on first use, so importing one module of the room
 loads no other.
 """
 
 from __future__ import annotations
 
-from study.rooms import face
+from seedsweep.study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "crossstudy": ("StudyAgreement", "study_agreement", "agreement_table"),

@@ -29,10 +29,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from study.errors import UserError
-from study.files import file_sha256
-from study.store.manifest import imported_manifest
-from study.store.rundir import RunDir
+from seedsweep.study.errors import UserError
+from seedsweep.study.files import file_sha256
+from seedsweep.study.store.manifest import imported_manifest
+from seedsweep.study.store.rundir import RunDir
 
 from ..specs import ComparisonSpec
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from study.errors import UserError
-from study.execution.runner import load_study
-from study.spec.claimsfile import Claims
-from study.spec.until import Until
-from study.store.rundir import RunDir
-from study.store.sealing import sealed_claims, verify
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.runner import load_study
+from seedsweep.study.spec.claimsfile import Claims
+from seedsweep.study.spec.until import Until
+from seedsweep.study.store.rundir import RunDir
+from seedsweep.study.store.sealing import sealed_claims, verify
 
 from ..stats.claims import ClaimResult, judge
 from ..stats.verdict import outcome

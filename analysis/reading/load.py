@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.compute as pc
 
-from study.store.rundir import RunDir  # the store's reader: parts and compacted files alike
+from seedsweep.study.store.rundir import RunDir  # the store's reader: parts and compacted files alike
 
 from ..specs import ComparisonSpec
 from .imported import read_import_spec

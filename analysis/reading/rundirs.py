@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from study.errors import UserError
-from study.execution.runner import load_study
-from study.execution.waves import Look, hours_spent
-from study.spec.until import Until
-from study.store.rundir import RunDir
-from study.store.sealing import sealed_claims
+from seedsweep.study.errors import UserError
+from seedsweep.study.execution.runner import load_study
+from seedsweep.study.execution.waves import Look, hours_spent
+from seedsweep.study.spec.until import Until
+from seedsweep.study.store.rundir import RunDir
+from seedsweep.study.store.sealing import sealed_claims
 
 from ..stats.claims import ClaimResult, gated
 from ..stats.decisions import Tracked, decisions_table, track

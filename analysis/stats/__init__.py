@@ -9,14 +9,14 @@ May import: ``analysis.specs`` and ``analysis.tables`` (the ground floor of
 ``reading``, ``figures`` or ``pages``: a statistic reads no run directory
 and draws nothing.
 
-Every name below is importable from here (``from analysis.stats import NAME``); it is
+Every name below is importable from here (``from seedsweep.analysis.stats import NAME``); it is
 imported from its module on first use, so importing one module of the room
 loads no other.
 """
 
 from __future__ import annotations
 
-from study.rooms import face
+from seedsweep.study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "afterstop": ("Adjusted", "stagewise", "share_interval", "mean_of_drift", "DENSITY"),

@@ -37,8 +37,8 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from study.errors import UserError
-from study.spec.claimsfile import Claim
+from seedsweep.study.errors import UserError
+from seedsweep.study.spec.claimsfile import Claim
 
 from ..specs import rows_where
 from .anytime import ClaimPath, claim_path

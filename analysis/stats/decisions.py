@@ -18,8 +18,8 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from study.errors import UserError
-from study.spec.until import SPENDING_LOOKS, Until, look_schedule
+from seedsweep.study.errors import UserError
+from seedsweep.study.spec.until import SPENDING_LOOKS, Until, look_schedule
 
 from ..specs import ComparisonSpec, rows_where
 from ..tables import Table

@@ -68,7 +68,7 @@ def dominance(c: Comparison, *, confidence: float = 0.95, n_bootstrap: int = 100
     """The pairwise dominance statistics of comparison ``c`` (None when it
     has fewer than two paired configurations or fewer than two options).
 
-    >>> from analysis import compare
+    >>> from seedsweep.analysis import compare
     >>> d = dominance(compare(load(run_dir), "classifier"))
     >>> p = d.pair("crf", "softmax")
     >>> p.eps_min < 0.2, p.p

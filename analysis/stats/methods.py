@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from study.spec.until import Until, look_schedule
+from seedsweep.study.spec.until import Until, look_schedule
 
 from .decisions import sequence_for
 from .units import units, worst_score

@@ -9,7 +9,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from study.schema import IDENTITY, OUTCOME, TUNED
+from seedsweep.study.schema import IDENTITY, OUTCOME, TUNED
 
 __all__ = ["RESULT_COLUMNS", "PairedRows", "paired_rows", "pair_ids", "by_config", "option_strings", "finished",
            "as_text"]

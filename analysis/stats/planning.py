@@ -27,11 +27,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from study.spec.until import Until
+from seedsweep.study.spec.until import Until
 
 from ..specs import ComparisonSpec, rows_where
 from ..tables import Table
-from study.spec.until import NORMAL_METHODS
+from seedsweep.study.spec.until import NORMAL_METHODS
 
 from .units import units, worst_score
 from .methods import METHODS, Outcomes, simulate

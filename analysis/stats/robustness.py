@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from study.schema import IDENTITY, OUTCOME, TUNED
+from seedsweep.study.schema import IDENTITY, OUTCOME, TUNED
 
 from ..specs import rows_where
 from ..tables import DAGGER, Table

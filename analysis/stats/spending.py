@@ -55,7 +55,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from study.spec.until import SPENDING_LOOKS, auto_spending_wave, look_schedule
+from seedsweep.study.spec.until import SPENDING_LOOKS, auto_spending_wave, look_schedule
 
 from .afterstop import Adjusted, mean_of_drift, share_interval, stagewise
 from .biasadjust import bias_adjusted_mean

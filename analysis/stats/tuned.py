@@ -31,8 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from study.errors import UserError
-from study.spec.tuning import LEGACY_STARTUP, Tune
+from seedsweep.study.errors import UserError
+from seedsweep.study.spec.tuning import LEGACY_STARTUP, Tune
 
 from ..tables import Table, p_text, pct, pts
 from .evp import expected_selected

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from study.spec.until import Until
+from seedsweep.study.spec.until import Until
 
 from .pairing import by_config, paired_rows
 from .sequential import share_units

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from study.spec.claimsfile import Rule
+from seedsweep.study.spec.claimsfile import Rule
 
 __all__ = ["Verdict", "verdict", "outcome", "value_estimate", "ValueEstimate", "mean_ranks",
            "rank_interval", "rank_verdict", "percentile_interval", "REPRODUCED", "NOT_REPRODUCED", "INCONCLUSIVE",

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, Trainer, TrainingArguments
 
-from study.families.function.trainer import report_to
+from seedsweep.study.families.function.trainer import report_to
 
 SIZES = {"train": 320, "dev": 160, "test": 160}      # a slice: a CPU trains one model in seconds
 # (a study may set a smaller slice: fixed: {train_sentences: 64} keeps 64 / 32 / 32)

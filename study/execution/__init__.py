@@ -11,14 +11,14 @@ line.
 
 The runner's own modules (callback, feed) import Ray when imported and are left out of this face.
 
-Every name below is importable from here (``from study.execution import NAME``); it is
+Every name below is importable from here (``from seedsweep.study.execution import NAME``); it is
 imported from its module on first use, so importing one module of the room
 loads no other.
 """
 
 from __future__ import annotations
 
-from study.rooms import face
+from seedsweep.study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "failures": ("classify_error", "error_text", "error_kind", "OomKills", "memory_cgroup"),

@@ -1,7 +1,7 @@
 """The driver-side Tune callback: every finished trial into the store, one progress line.
 
 Imported only when a study runs (it subclasses ``ray.tune.Callback``, so
-``import study`` stays free of Ray).
+``import seedsweep.study`` stays free of Ray).
 """
 
 from __future__ import annotations

@@ -99,7 +99,7 @@ def populations(trials: list[TrialSpec]) -> list[list[TrialSpec]]:
     """The trials grouped by (configuration, choice, option), in order of first
     appearance: what ``train.vectorize_seeds`` trains as one model each.
 
-    >>> from study.schema import trial_key
+    >>> from seedsweep.study.schema import trial_key
     >>> ts = [TrialSpec(trial_key(c, "x", o, s), c, "x", o, s, ()) for s in (1, 2) for c in ("c0", "c1") for o in "ab"]
     >>> [[t.key for t in g] for g in populations(ts)][:2]
     [['c0/x=a/seed=1', 'c0/x=a/seed=2'], ['c0/x=b/seed=1', 'c0/x=b/seed=2']]

@@ -25,10 +25,10 @@ from ..errors import UserError
 __all__ = ["get_family", "FAMILIES", "USER_CODE", "ENTRY_POINT_GROUP", "FamilyInfo", "list_families"]
 
 #: family name -> module holding its ``FAMILY``.
-FAMILIES = {"synthetic": "study.families.synthetic", "tagger": "study.families.tagger",
-            "transformer": "study.families.transformer", "encoder": "study.families.encoder",
-            "sentence": "study.families.sentence", "function": "study.families.function",
-            "command": "study.families.command"}
+FAMILIES = {"synthetic": "seedsweep.study.families.synthetic", "tagger": "seedsweep.study.families.tagger",
+            "transformer": "seedsweep.study.families.transformer", "encoder": "seedsweep.study.families.encoder",
+            "sentence": "seedsweep.study.families.sentence", "function": "seedsweep.study.families.function",
+            "command": "seedsweep.study.families.command"}
 #: the built-in families that run the user's own code
 USER_CODE = ("function", "command")
 #: the entry-point group an installed family package declares

@@ -276,7 +276,7 @@ def named_values(space: "Space", name: str, default: Any) -> list[tuple[str, Any
     choice; the family default when the space names none. What ``resolve``
     must find.
 
-    >>> from study.spec.spacefile import parse_space
+    >>> from seedsweep.study.spec.spacefile import parse_space
     >>> sp = parse_space("name: s\\nfamily: synthetic\\nsamples: 1\\nseeds: 1\\ncompare: {x: [a, b]}")
     >>> named_values(sp, "x", "z"), named_values(sp, "y", "z")
     ([('compare.x', 'a'), ('compare.x', 'b')], [('default y', 'z')])

@@ -9,14 +9,14 @@ May import: the ground floor (``study.errors``, ``files``, ``schema``,
 never ``study.store`` or ``study.execution``: a study is defined without
 running it or storing anything.
 
-Every name below is importable from here (``from study.spec import NAME``); it is
+Every name below is importable from here (``from seedsweep.study.spec import NAME``); it is
 imported from its module on first use, so importing one module of the room
 loads no other.
 """
 
 from __future__ import annotations
 
-from study.rooms import face
+from seedsweep.study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "claimsfile": ("Claim", "Deviation", "Claims", "Rule", "read_claims", "parse_claims", "KINDS", "IMPACTS",

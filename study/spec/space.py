@@ -7,7 +7,7 @@ entry; the types here know nothing of YAML.
 
 Example::
 
-    >>> from study.spec.spacefile import load_space
+    >>> from seedsweep.study.spec.spacefile import load_space
     >>> space = load_space("search_spaces/quickstart.yaml")
     >>> space.n_trials, space.compare
     (12, (('classifier', ('softmax', 'crf')),))

@@ -8,14 +8,14 @@ read from it (:mod:`.status`).
 May import: the ground floor, the families' registry and ``study.spec``;
 never ``study.execution``: results are read without running anything.
 
-Every name below is importable from here (``from study.store import NAME``); it is
+Every name below is importable from here (``from seedsweep.study.store import NAME``); it is
 imported from its module on first use, so importing one module of the room
 loads no other.
 """
 
 from __future__ import annotations
 
-from study.rooms import face
+from seedsweep.study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "backends": ("LocalStorage", "ObjectStorage", "open_storage"),

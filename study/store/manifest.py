@@ -29,7 +29,7 @@ def compared_options(space) -> list[dict[str, Any]]:
     """Each compared choice with its options as the strings of the trials
     table's ``option`` column, in file order.
 
-    >>> from study.spec.spacefile import parse_space
+    >>> from seedsweep.study.spec.spacefile import parse_space
     >>> compared_options(parse_space("name: s\\nfamily: synthetic\\nsamples: 1\\nseeds: 1\\ncompare: {x: [yes, no]}"))
     [{'choice': 'x', 'options': ['yes', 'no']}]
     """

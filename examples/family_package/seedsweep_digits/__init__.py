@@ -15,9 +15,9 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from study.errors import UserError
-from study.families.base import FamilyBase, Limit, ModelBase, choice, integer, merge_settings, number
-from study.schema import Train
+from seedsweep.study.errors import UserError
+from seedsweep.study.families.base import FamilyBase, Limit, ModelBase, choice, integer, merge_settings, number
+from seedsweep.study.schema import Train
 
 __all__ = ["FAMILY", "DigitsFamily"]
 

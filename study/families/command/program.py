@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from study.processes import alive, records_folder, start_time
+from seedsweep.study.processes import alive, records_folder, start_time
 
 __all__ = ["launch", "stop_group", "interrupt_group", "wait_for_end", "kill_group", "reap_orphans", "records_dir", "CappedLog", "start_time"]
 

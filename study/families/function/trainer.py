@@ -3,7 +3,7 @@
 An existing ``Trainer`` script becomes a ``function`` study's function with
 a few lines::
 
-    from study.families.function.trainer import report_to
+    from seedsweep.study.families.function.trainer import report_to
 
     def fit(trial):
         args = TrainingArguments(output_dir=trial.dir, eval_strategy="epoch", logging_strategy="epoch",
