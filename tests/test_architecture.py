@@ -24,8 +24,10 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -539,3 +541,23 @@ def test_the_rooms_are_imported_only_under_the_seedsweep_namespace():
             text = "\n".join("".join(c["source"]) for c in json.loads(text)["cells"] if c["cell_type"] == "code")
         bad += [f"{path.relative_to(REPO)}: {m.group(0).strip()}" for m in TOP_LEVEL_ROOM.finditer(text)]
     assert not bad, "imports of study/analysis/search_spaces outside the seedsweep namespace: " + "; ".join(bad)
+
+
+def test_the_wheel_installs_one_namespace_with_every_module(tmp_path):
+    # pyproject.toml lists each package by hand (package-dir maps the folders): a room added without its line
+    # would be missing from every non-editable install (a cluster node's, a user's pip install)
+    source = tmp_path / "source"          # a fresh copy: the checkout's build/ folder would hold stale files
+    for name in ("seedsweep", "study", "analysis", "search_spaces"):
+        shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                        "--disable-pip-version-check", str(source), "-w", str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    names = set(zipfile.ZipFile(next(tmp_path.glob("*.whl"))).namelist())
+    assert {n.split("/")[0] for n in names} == {"seedsweep", "seedsweep-0.1.0.dist-info"}, sorted(names)[:20]
+    wanted = {f"seedsweep/{p.relative_to(REPO).as_posix()}" if p.parts[len(REPO.parts)] != "seedsweep"
+              else p.relative_to(REPO).as_posix()
+              for p in modules(*PACKAGES, "search_spaces") + sorted((REPO / "search_spaces").rglob("*.yaml"))}
+    assert not wanted - names, f"missing from the wheel: {sorted(wanted - names)}"
