@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.seedsweep-installed
 
-.PHONY: setup quickstart test test-fast lock browser ledger docs docs-serve
+.PHONY: setup quickstart test test-fast lint lock browser ledger docs docs-serve
 
 $(STAMP): requirements.lock requirements-nodeps.lock pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -40,6 +40,10 @@ test: setup browser
 # tests/durations.txt: conftest.py), about 3 minutes here. make test stays the whole suite.
 test-fast: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -q -n $(WORKERS) -m "not slow" --durations=10
+
+# The linter ([tool.ruff] in pyproject.toml); the suite runs it too (tests/test_architecture.py).
+lint: setup
+	$(BIN)/ruff check .
 
 # The documentation site (mkdocs.yml, docs/): built strict into build/site, which opens from
 # the disk (file://, no server, no network); the reference pages are generated from the code

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["pct", "pts", "p_text", "Table", "comparison_table", "seed_variance_table", "importance_table", "dominance_table", "DAGGER"]
+__all__ = ["pct", "pts", "p_text", "Table", "comparison_table", "seed_variance_table", "importance_table",
+           "dominance_table", "DAGGER"]
 
 DAGGER = "†"
 

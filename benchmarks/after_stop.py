@@ -1,4 +1,5 @@
-"""After an early stop: the naive estimate's bias against the stagewise median-unbiased one, the interval's coverage, and the win share's interval against its test.
+"""After an early stop: the naive estimate's bias against the stagewise median-unbiased one, the
+interval's coverage, and the win share's interval against its test.
 
 ``method: spending`` on the mean (the efficiency benchmark's setting: a
 configuration's difference N(theta, 0.0224), delta 0.01, budget 46, a

@@ -117,7 +117,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"modules entered: {found['modules_entered']}; calls into a module already left: "
           f"{found['calls_into_a_module_already_left']} of {found['crossing_calls']} crossing calls")
     if found["moves_between_rooms"]:
-        print("calls between project modules, by room: " + ", ".join(f"{k} {v}" for k, v in found["moves_between_rooms"].items()))
+        print("calls between project modules, by room: " + ", ".join(f"{k} {v}" for k,
+                                                                     v in found["moves_between_rooms"].items()))
     for name, n in sorted(found["modules_per_room"].items()):
         print(f"  {name:<20} {n} modules")
     print("in first-entry order: " + ", ".join(found["modules"]))

@@ -46,7 +46,8 @@ def main() -> None:
                                                                    else "")
     how = ("the exact betting confidence sequence" if args.method == "exact" else
            "group-sequential spending (O'Brien-Fleming type) over each sequence's stored configurations as its "
-           f"budget, {SPENDING_LOOKS} equally spaced looks, the exact sign test, futility under the alternative of the margin")
+           f"budget, {SPENDING_LOOKS} equally spaced looks, the exact sign test, futility under the alternative "
+           "of the margin")
     data = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", HERE.parent / "shared" / "data"))
     csv = data / "rg2017" / "hyperparameter_results.csv.gz"
     with tempfile.TemporaryDirectory() as tmp:

@@ -244,7 +244,8 @@ def main() -> None:
     ratios = {"train vs faster peer (%s)" % faster_train: ours["train"] / med[faster_train]["train"]}
     dec_peer = max(peers, key=lambda a: med[a].get("decode (file order)", med[a]["decode (sorted)"]))
     ref = med[dec_peer]
-    ratios[f"decode vs {dec_peer} file order"] = ours["decode (sorted)"] / ref.get("decode (file order)", ref["decode (sorted)"])
+    ratios[f"decode vs {dec_peer} file order"] = ours["decode (sorted)"] / ref.get("decode (file order)",
+                                                                                   ref["decode (sorted)"])
     ratios[f"decode vs {dec_peer} length-sorted"] = ours["decode (sorted)"] / ref["decode (sorted)"]
     print()
     for k, v in ratios.items():

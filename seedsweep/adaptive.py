@@ -26,7 +26,7 @@ __all__ = ["run_adaptive", "add_replay", "read_until", "extend"]
 
 def run_adaptive(args) -> int:
     """``seedsweep run`` of an adaptive study (waves until decided) or a tuned one, then the tables."""
-    from seedsweep import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from seedsweep import analysis  # the statistics stack (pandas, SciPy): only when results are read
     from seedsweep.analysis.reading.rundirs import WavePolicy   # (the same stack)
 
     space = load_study(args.space)
@@ -65,7 +65,7 @@ def read_until(path: str | Path, options: dict[str, list[str]], family: str):
 
 
 def _cmd_replay(args) -> int:
-    from seedsweep import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from seedsweep import analysis  # the statistics stack (pandas, SciPy): only when results are read
     from seedsweep.analysis.stats.decisions import replay_markdown, track   # (the same stack)
 
     rd = RunDir(args.dir)
@@ -79,7 +79,7 @@ def _cmd_replay(args) -> int:
 
 
 def _cmd_plan(args) -> int:
-    from seedsweep import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from seedsweep import analysis  # the statistics stack (pandas, SciPy): only when results are read
     from seedsweep.analysis.stats.planning import plan, plan_table   # (the same stack)
 
     space = load_study(args.space)
@@ -108,7 +108,7 @@ def extend(args) -> int:
     """``seedsweep extend DIR --budget N``: raise a finished (or stopped)
     adaptive study's configuration budget by a valid rule, record it in the
     run directory, then run the new configurations (:mod:`analysis.stats.extension`)."""
-    from seedsweep import analysis                          # the statistics stack (pandas, SciPy): only when results are read
+    from seedsweep import analysis  # the statistics stack (pandas, SciPy): only when results are read
     from seedsweep.analysis.reading.rundirs import WavePolicy, study_decided   # (the same stack)
     from seedsweep.analysis.stats.extension import extension_record          # (the same stack)
 

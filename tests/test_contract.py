@@ -180,5 +180,6 @@ train: {{max_epochs: 1, patience: 1}}
     report = seedsweep("report", "run")
     header = next(line for line in report.splitlines() if line.startswith("| Task"))
     assert [h.strip() for h in header.split("|")[-3:-1]] == options
-    again = seedsweep("run", "models.yaml", "--out", "run", "--quiet", "--address", worker_ray)          # resume: the keys round-trip
+    # resume: the keys round-trip
+    again = seedsweep("run", "models.yaml", "--out", "run", "--quiet", "--address", worker_ray)
     assert "2 already stored, 0 to run" in again

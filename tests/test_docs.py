@@ -251,8 +251,8 @@ def test_the_readme_is_short_and_its_example_is_the_shipped_one():
     readme = (REPO / "README.md").read_text()
     assert len(readme.splitlines()) <= 250
     yaml = re.search(r"```yaml\n(.*?)```", readme, re.S).group(1)
-    shipped = "".join(l for l in (REPO / "examples/pytorch/function.yaml").read_text().splitlines(keepends=True)
-                      if not l.startswith("#"))
+    shipped = "".join(line for line in (REPO / "examples/pytorch/function.yaml").read_text().splitlines(keepends=True)
+                      if not line.startswith("#"))
     assert yaml == shipped, "the README's study file is not examples/pytorch/function.yaml"
     fit = re.search(r"```python\n(.*?)```", readme, re.S).group(1)
     assert fit in (REPO / "examples/pytorch/function.py").read_text()
@@ -268,7 +268,7 @@ def test_the_readmes_docs_commands_run_as_written(tmp_path):
     import signal
     import urllib.request
 
-    build_line, serve_line = [l.split("#")[0].strip() for l in _block(REPO / "README.md", "readme-docs").splitlines()]
+    build_line, serve_line = [line.split("#")[0].strip() for line in _block(REPO / "README.md", "readme-docs").splitlines()]
     assert (build_line, serve_line) == ("make docs", "make docs-serve")
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
     r = subprocess.run(build_line.split(), cwd=REPO, capture_output=True, text=True, timeout=900, env=env)
@@ -348,8 +348,8 @@ def test_the_site_opens_offline_in_chromium_searches_and_lists_the_api(site):
             browser.close()
             server.shutdown()
     print(json.dumps({"pages": len(pages), "console_errors": len(errors), "requests_off_server": len(remote),
-                      "search_until_results": found["search"], "highlighted": found["marked"], "search_tries": found["tries"],
-                      "first_result": found["first"]}))
+                      "search_until_results": found["search"], "highlighted": found["marked"],
+                      "search_tries": found["tries"], "first_result": found["first"]}))
     assert len(pages) >= 30
     assert not errors, errors[:5]
     assert not remote, remote[:5]

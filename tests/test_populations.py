@@ -256,7 +256,7 @@ def test_a_driver_killed_mid_population_loses_only_its_unstored_seeds(tmp_path):
     import uuid
 
     from tests.conftest import kill_tagged, wait_gone
-    from tests.test_kill import snapshot, stored
+    from tests.test_kill import snapshot
 
     tag = uuid.uuid4().hex
     ray_tmp = tempfile.mkdtemp(prefix="ssv-", dir="/tmp")

@@ -98,8 +98,8 @@ def tamper(out: Path, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["claims", "manifest", "both"])
-def test_an_edit_after_sealing_is_caught_by_verify_report_dashboard_and_run(sealed_run, tmp_path, how, browser,
-                                                                             dashboard):
+def test_an_edit_after_sealing_is_caught_by_verify_report_dashboard_and_run(sealed_run, tmp_path, how, browser,  # noqa: F811
+                                                                             dashboard):  # noqa: F811
     out, space = sealed_run
     run = tmp_path / "run"
     shutil.copytree(out, run)
@@ -152,7 +152,8 @@ def test_an_edit_after_sealing_is_caught_by_verify_report_dashboard_and_run(seal
 def test_the_html_report_verifies_the_seal_once_and_decides_once(sealed_run, monkeypatch):
     from seedsweep.analysis.pages.htmlreport import html_report
 
-    ledger_module, report_module = (importlib.import_module(m) for m in ("seedsweep.analysis.reading.ledger", "seedsweep.analysis.pages.report"))
+    ledger_module, report_module = (importlib.import_module(m) for m in ("seedsweep.analysis.reading.ledger",
+                                                                         "seedsweep.analysis.pages.report"))
 
     calls = {"verify": 0, "decided": 0}
 

@@ -16,7 +16,8 @@ import pytest
 
 from scipy import stats
 
-from seedsweep.analysis.stats.sequential import (GRID, asymptotic_cs, betting_cs, bounded_cs, decide, share_units, split_alpha,
+from seedsweep.analysis.stats.sequential import (GRID, asymptotic_cs, betting_cs, bounded_cs, decide, share_units,
+                                                 split_alpha,
                                  stakes)
 
 

@@ -275,8 +275,8 @@ def test_dodges_estimate_equals_enumeration_with_distinct_dev_scores():
 # ------------------------------------------------------------------ report, dashboard, readers
 
 
-def test_the_report_and_the_dashboard_show_the_tuned_table_and_the_budget_curves(tmp_path, ray_local, browser,
-                                                                                 dashboard):
+def test_the_report_and_the_dashboard_show_the_tuned_table_and_the_budget_curves(tmp_path, ray_local, browser,  # noqa: F811
+                                                                                 dashboard):  # noqa: F811
     space = tmp_path / "small.yaml"
     space.write_text(SMALL.replace("budget: 16", "budget: 8").replace("epoch_seconds: 0.1", "epoch_seconds: 0.0"))
     out = tmp_path / "run"

@@ -4,7 +4,13 @@ as a table figure, marked unsealed when the seal is broken
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 import plotly.graph_objects as go
+
+if TYPE_CHECKING:                 # the annotations' pandas; the figure itself needs none
+    import pandas as pd
 
 from ..reading.ledger import ledger, ledger_tables
 from .figurekit import TABLE_MARGIN, empty_figure, table_height

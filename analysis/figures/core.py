@@ -296,7 +296,8 @@ def sigma_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: s
                         + (" †" if o in by_task[t].sigma_marks else "") for t in tasks] for o in options]
     fig = go.Figure(go.Table(header={"values": ["task"] + [f"σ {o}" for o in options]}, cells={"values": cells}))
     fig.update_layout(title=f"{spec.name}: σ of the paired rows (all seeds)<br><sup>†: not significantly larger "
-                            f"than the smallest (Brown–Forsythe, p < {by_task[tasks[0]].alpha:g})</sup>", height=table_height(len(tasks)),
+                            f"than the smallest (Brown–Forsythe, p < {by_task[tasks[0]].alpha:g})</sup>",
+                      height=table_height(len(tasks)),
                       margin=TABLE_MARGIN,
                       meta={"id": fig_id, "choice": spec.choice,
                             "sigma": {t: by_task[t].sigma for t in tasks}})

@@ -28,7 +28,8 @@ def robustness_figure(rob: Robustness, fig_id: str = "robustness"):
             data.append({"type": "box", "x": groups, "y": [float(v) for v in values], "name": option,
                          "legendgroup": option, "showlegend": k == 0, "boxpoints": "all", "jitter": 0.4,
                          "pointpos": 0, "marker": {"color": option_color(options, option), "size": 4},
-                         "line": {"width": 1}, "xaxis": x, "yaxis": y, "meta": {"phenomenon": phenomenon or "test", "option": option}})
+                         "line": {"width": 1}, "xaxis": x, "yaxis": y, "meta": {"phenomenon": phenomenon or "test",
+                                                                                "option": option}})
         layout["yaxis" + y[1:]].update({"range": [0, 1.02], "showticklabels": k == 0})
         layout["xaxis" + x[1:]].update({"tickangle": 30})
     layout.update({"boxmode": "group", "annotations": notes, "height": 480, "meta": {"id": fig_id, "tau": rob.tau},

@@ -129,7 +129,8 @@ def violin_traces(samples: dict[str, dict[str, np.ndarray]], options: list[str],
                 py.append(v)
         name = str(o)
         traces.append({"type": "scatter", "x": _joined(xs), "y": _joined(ys), "mode": "lines", "fill": "toself",
-                       "name": name, "legendgroup": name, "line": {"color": colors[o], "width": 1}, "fillcolor": _fill(colors[o]),
+                       "name": name, "legendgroup": name, "line": {"color": colors[o],
+                                                                   "width": 1}, "fillcolor": _fill(colors[o]),
                        "hoverinfo": "skip", "meta": {"option": name, "part": "violin"}})
         boxes.append({"type": "box", "x": box["x"], "q1": box["q1"], "median": box["median"], "q3": box["q3"],
                       "lowerfence": box["lowerfence"], "upperfence": box["upperfence"], "width": 0.12 * width,
@@ -138,7 +139,8 @@ def violin_traces(samples: dict[str, dict[str, np.ndarray]], options: list[str],
                       "meta": {"option": name, "part": "box", "tasks": where, "n": n, "mean": box["mean"]}})
         if px:
             points.append({"type": "scatter", "x": _joined(px), "y": _joined(py), "mode": "markers", "name": name,
-                           "legendgroup": name, "showlegend": False, "marker": {"color": colors[o], "size": 4, "opacity": 0.6},
+                           "legendgroup": name, "showlegend": False, "marker": {"color": colors[o], "size": 4,
+                                                                                "opacity": 0.6},
                            "hovertemplate": f"{name}: %{{y:{hover_format}}}<extra></extra>",
                            "meta": {"option": name, "part": "points"}})
     xaxis = {"tickvals": list(range(len(tasks))), "ticktext": [t or "(all)" for t in tasks],

@@ -27,7 +27,7 @@ from .claims import gated
 from .sequential import Sequence, asymptotic_cs, betting_cs, bounded_cs, decide, split_alpha
 from .extension import extended_decision
 from .spending import SpendingPath, look_counts, spending_path
-from .units import Units, units, upto_configurations, worst_score
+from .units import units, worst_score
 from .verdict import INCONCLUSIVE
 
 __all__ = ["Tracked", "track", "sequence_for", "decisions_table", "replay_markdown"]
@@ -265,7 +265,8 @@ def _interval_note(until: Until, scale: str, count: int) -> str:
                 "It stays valid at a data-dependent stop; the fixed-sample intervals of the tables below do not.")
     share = " among the configurations that are not ties" if until.statistic == "share" else ""
     kind = "O'Brien-Fleming" if until.spending == "obf" else "Pocock"
-    return (f"Group-sequential (method: spending, {kind}-type alpha spending): at each wave's end the {scale}{share} is tested against boundaries that spend "
+    return (f"Group-sequential (method: spending, {kind}-type alpha spending): at each wave's end the "
+            f"{scale}{share} is tested against boundaries that spend "
             f"{1 - until.confidence:.0%} over the budget's configurations, split evenly over {count} sequences; "
             "'A better'/'B better' keep that error rate at every look together. 'futile': an effect of "
             f"±{until.delta:g} would rarely look like this (the chance of this stop when the effect is "

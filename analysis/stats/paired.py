@@ -225,8 +225,8 @@ def _compare_rows(rows: PairedRows, choice: str, options: list[str], score: str,
     return Comparison(choice=choice, options=options, score=score, n=n, shares=shares, best=best, marks=share_marks,
                       share_p=share_p, delta=delta, delta_ci=delta_ci, wilcoxon_p=wilcoxon_p, sigma=sigma,
                       sigma_best=sigma_best, sigma_marks=sigma_marks, sigma_p=sigma_p, left_out=left_out,
-                      unfinished_rows=unfinished_rows, confidence=confidence, n_bootstrap=n_bootstrap, alpha=alpha, mode=mode,
-                      table=table, rows=paired)
+                      unfinished_rows=unfinished_rows, confidence=confidence, n_bootstrap=n_bootstrap, alpha=alpha,
+                      mode=mode, table=table, rows=paired)
 
 
 def compare_spec(df: pd.DataFrame, spec: ComparisonSpec, results=(), *, n_bootstrap: int = 1000,

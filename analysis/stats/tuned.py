@@ -26,12 +26,10 @@ reads a tuned study's run directory.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from seedsweep.study.errors import UserError
 from seedsweep.study.spec.tuning import LEGACY_STARTUP, Tune
 
 from ..tables import Table, p_text, pct, pts

@@ -57,7 +57,8 @@ try:
         val = valid_ppl(epoch)
         history.append(val)
         print("-" * 89)
-        print(f"| end of epoch {epoch + args.start_epoch - 1:3d} | time: {time.time() - start:5.2f}s | valid loss {math.log(val):5.2f} | "
+        print(f"| end of epoch {epoch + args.start_epoch - 1:3d} | time: {time.time() - start:5.2f}s | "
+              f"valid loss {math.log(val):5.2f} | "
               f"valid ppl {val:8.2f}")
         print("-" * 89, flush=True)
         if val < best_val:

@@ -40,7 +40,6 @@ from typing import Any, Iterator, TextIO
 
 import pyarrow as pa
 
-from ..errors import UserError
 from ..files import is_uri
 from ..processes import records_folder
 from ..schema import TrialSpec, escape_key, trial_key

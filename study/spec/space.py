@@ -128,7 +128,7 @@ class Space:
     evaluate: tuple[str, ...] = ()      # test beds and (text, label) files every trial scores (eval_<name>)
     tau: float = 0.1                    # the robustness table's τ (DESIGN.md, "Test beds and robustness")
     until: Until | None = None          # an adaptive study's stopping settings (study.spec.until), None: a fixed size
-    tune: Tune | None = None            # a tuned comparison's settings (study.spec.tuning): samples = replicates x budget, seeds (1,)
+    tune: Tune | None = None  # a tuned comparison's settings (study.spec.tuning): samples = replicates x budget, seeds (1,)
     base: str = field(default="", compare=False)   # the folder relative paths of the file mean (its own folder)
 
     @property

@@ -21,7 +21,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Tune", "parse_tune", "TUNE_KEYS", "TUNE_SAMPLERS", "MAX_STARTUP", "LEGACY_STARTUP", "search_name", "position_id", "trial_seed",
+__all__ = ["Tune", "parse_tune", "TUNE_KEYS", "TUNE_SAMPLERS", "MAX_STARTUP", "LEGACY_STARTUP", "search_name",
+           "position_id", "trial_seed",
            "sampler_seed_of"]
 
 TUNE_KEYS = ("sampler", "budget", "replicates", "wave", "startup")

@@ -14,7 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Until", "parse_until", "look_schedule", "auto_spending_wave", "UNTIL_KEYS", "FAMILY_RANGES", "SPENDING_FUNCTIONS",
+__all__ = ["Until", "parse_until", "look_schedule", "auto_spending_wave", "UNTIL_KEYS", "FAMILY_RANGES",
+           "SPENDING_FUNCTIONS",
            "SPENDING_LOOKS", "NORMAL_METHODS", "NORMAL_FAILURES"]
 
 UNTIL_KEYS = ("decide", "statistic", "delta", "confidence", "method", "range", "budget", "wave", "lever",

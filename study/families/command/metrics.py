@@ -40,7 +40,8 @@ from typing import Any
 
 from ...errors import UserError
 
-__all__ = ["MetricsSpec", "MetricsError", "MetricsReader", "parse_metrics", "METRIC_KEYS", "SOURCE_KEYS", "WHEN", "read_new_lines"]
+__all__ = ["MetricsSpec", "MetricsError", "MetricsReader", "parse_metrics", "METRIC_KEYS", "SOURCE_KEYS", "WHEN",
+           "read_new_lines"]
 
 #: what task.metrics may map (dev and test required)
 METRIC_KEYS = ("dev", "test", "loss", "epoch")

@@ -28,7 +28,8 @@ from typing import IO
 
 from seedsweep.study.processes import alive, records_folder, start_time
 
-__all__ = ["launch", "stop_group", "interrupt_group", "wait_for_end", "kill_group", "reap_orphans", "records_dir", "CappedLog", "start_time"]
+__all__ = ["launch", "stop_group", "interrupt_group", "wait_for_end", "kill_group", "reap_orphans", "records_dir",
+           "CappedLog", "start_time"]
 
 PR_SET_PDEATHSIG = 1
 

@@ -98,7 +98,7 @@ class Population(Stacked):
         self.v = {n: torch.zeros_like(w) for n, w in self.weights.items()}
         self.step = 0
         self.gens = gens
-        self.shared_order = prep.s["order_seed"] is not None          # order_seed: one order for every member (and lone trial)
+        self.shared_order = prep.s["order_seed"] is not None  # order_seed: one order for every member (and lone trial)
         self.orders = [np.random.default_rng(order_seed(prep.s, seed)) for seed in
                        (self.seeds[:1] if self.shared_order else self.seeds)]
         self.alive = list(range(len(trials)))       # member index of each position along the seed axis

@@ -103,7 +103,8 @@ class Stacked:
             else:
                 h = torch.stack([F.conv1d(xs[m], weight[m], bias[m]) for m in range(k)])
             h = torch.relu(h)
-            valid = torch.arange(h.shape[3], device=h.device).view(1, 1, -1) < (lengths - width + 1).clamp(min=1).unsqueeze(-1)
+            steps = torch.arange(h.shape[3], device=h.device).view(1, 1, -1)
+            valid = steps < (lengths - width + 1).clamp(min=1).unsqueeze(-1)
             pooled.append(h.masked_fill(~valid.unsqueeze(2), float("-inf")).amax(3))
         return _linear(drop(torch.cat(pooled, 2)), w["out.weight"], w["out.bias"])
 
@@ -126,7 +127,7 @@ class Stacked:
             ids = torch.gather(ids, 1, order.unsqueeze(-1).expand(-1, -1, ids.shape[-1]))
             per_member = lengths = torch.gather(lengths, 1, order)
         x = F.embedding(ids, self.vectors)
-        b, t = per_member.shape[1], ids.shape[-1]
+        t = ids.shape[-1]
         # rows read at each step (one transfer: a GPU would wait once per step otherwise)
         active = (per_member.unsqueeze(-1) > torch.arange(t, device=ids.device)).sum(1).amax(0).tolist()
         finals = []
