@@ -1,6 +1,6 @@
 """``seedsweep claims seal|verify|check``: seal a claims file into a run
 directory before (or after) its results, check that the seal holds, and
-validate a claims file (DESIGN.md, "Claims and verdicts"; :mod:`study.store.sealing`)."""
+validate a claims file (docs/reference/statistics.md, "Claims and verdicts"; :mod:`study.store.sealing`)."""
 
 from __future__ import annotations
 

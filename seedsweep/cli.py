@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--num-cpus", type=int, help="CPUs of the private local Ray (default: all)")
     p.add_argument("--quiet", action="store_true", help="do not print the result tables at the end")
     p.add_argument("--claims", metavar="FILE", help="seal this claims file into the run directory before the "
-                   "first trial (DESIGN.md, 'Claims and verdicts')")
+                   "first trial (docs/reference/statistics.md, 'Claims and verdicts')")
     p.add_argument("--supersede", metavar="REASON", help="replace claims sealed earlier, keeping them on record")
     p.set_defaults(func=_cmd_run)
 

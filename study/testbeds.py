@@ -13,7 +13,7 @@ A test-bed file (YAML) holds filler sets and, per phenomenon, templates::
         eval:
           - {template: "@NAME@ did not think it was @POSITIVE@.", label: negative}
 
-Rules (DESIGN.md, "Test beds and robustness"):
+Rules (docs/reference/statistics.md, "Test beds and robustness"):
 
 * A placeholder is ``@NAME@``; it matches the filler set ``NAME``
   case-insensitively (``@positive@`` is ``POSITIVE``). A placeholder used

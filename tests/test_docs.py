@@ -356,3 +356,40 @@ def test_the_site_opens_offline_in_chromium_searches_and_lists_the_api(site):
     assert found["search"] >= 1 and found["marked"] >= 1, found          # results, with "until" highlighted
     missing = [n for n in analysis.__all__ if f"{source_name(getattr(analysis, n).__module__)}.{n}" not in ids]
     assert not missing, missing
+
+
+#: a docstring's or comment's citation of a design section: docs/PAGE.md, "Heading" (the quotes may follow a line
+#: break, and in YAML a comment's '#')
+CITATION = re.compile(r"docs/([\w/.-]+\.md),\s+(?:#\s*)?[\"']([^\"'\n]+)[\"']")
+
+
+def headings(page: Path) -> set[str]:
+    """Every Markdown heading of ``page`` and every paragraph's bold lead (``**A script that tests once.**``),
+    code ticks and a closing full stop removed."""
+    text = page.read_text()
+    found = re.findall(r"^#{1,6} (.+)$", text, re.M) + re.findall(r"^\*\*(.+?)\*\*", text, re.M)
+    return {h.replace("`", "").strip().rstrip(".") for h in found}
+
+
+def test_every_design_citation_names_a_heading_of_a_page_in_the_repository():
+    # the design contract is the site's pages (statistics, run directory, layout, study file); the code cites
+    # their sections by name, and nothing cites a document outside the repository
+    where = [REPO / "README.md"] + [p for d in ("seedsweep", "study", "analysis", "search_spaces", "tests", "benchmarks",
+                                                 "docs", "notebooks", "examples")
+                                    for p in sorted((REPO / d).rglob("*"))
+                                    if p.suffix in (".py", ".md", ".yaml", ".ipynb") and "results" not in p.parts]
+    outside, dead, cited = [], [], 0
+    for path in where:
+        if path == Path(__file__):
+            continue
+        text = path.read_text()
+        if "DESIGN.md" in text:
+            outside.append(str(path.relative_to(REPO)))
+        for m in CITATION.finditer(text):
+            page, name = REPO / "docs" / m.group(1), m.group(2)
+            cited += 1
+            if not page.is_file() or not any(h == name or h.startswith(name + " (") for h in headings(page)):
+                dead.append(f"{path.relative_to(REPO)}: docs/{m.group(1)}, {name!r}")
+    assert not outside, f"cite DESIGN.md, which is not in the repository: {outside}"
+    assert not dead, f"citations of a page or heading that does not exist: {dead}"
+    assert cited >= 25, cited

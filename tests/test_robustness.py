@@ -102,7 +102,7 @@ def test_the_robustness_statistics_equal_a_hand_computation():
 def test_the_bounds_of_tau_robust_and_bounded_invariant_are_inclusive():
     """Exact binary fractions on the edges: p′ = p − τ is τ-robust and bounded
     invariant, p′ = p + τ bounded invariant, one step past either edge is not
-    (DESIGN.md: p′ ≥ p − τ; p − τ ≤ p′ ≤ p + τ)."""
+    (docs/reference/statistics.md, "Test beds and robustness": p′ ≥ p − τ; p − τ ≤ p′ ≤ p + τ)."""
     p, tau, step = 0.75, 0.25, 2.0 ** -10
     q = {"none": [p - tau, p + tau, p - tau - step, p + tau + step],
          "negation": [p - tau, p - tau, p - tau, p - tau]}

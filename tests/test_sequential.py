@@ -119,7 +119,7 @@ def test_observations_outside_zero_one_are_refused(bad):
         betting_cs(bad, 0.05)
 
 
-# --- error control of whole decisions, by simulation (DESIGN.md, "Adaptive studies") --------------
+# --- error control of whole decisions, by simulation (docs/reference/statistics.md, "Adaptive studies") --------------
 # Each replication is a study looked at after every configuration. A *false* declaration is a
 # decision the truth contradicts ("A better" when A is not, "B better" when B is not). The oracle
 # beside the sequences is a paired t-test recomputed at every look (scipy), which a sequential

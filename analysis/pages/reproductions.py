@@ -1,4 +1,4 @@
-"""The reproduction ledger (DESIGN.md, "The ledger"): the sealed claims of many
+"""The reproduction ledger (docs/reference/statistics.md, "The ledger"): the sealed claims of many
 run directories judged on their own trials and grouped by source (a claims
 file's ``source``), for ``seedsweep ledger DIR [DIR ...]``.
 

@@ -1,6 +1,6 @@
 """Someone else's raw results as a run directory (``seedsweep import``).
 
-The imported directory holds (DESIGN.md, "Imported run directories")::
+The imported directory holds (docs/reference/run-directory.md, "Imported run directories")::
 
     manifest.json    what was imported: source path, sha256, rows, columns, when
     trials.parquet   the source's columns, unchanged, plus task, test_score,

@@ -1,4 +1,4 @@
-"""Anytime-valid intervals for claims (DESIGN.md, "Adaptive studies": in an
+"""Anytime-valid intervals for claims (docs/reference/statistics.md, "Adaptive studies": in an
 adaptive study every interval printed for a claim is a confidence
 sequence's). A study that stops on what it sees (``until:``, and above all
 ``until.claims: true``, which stops when the claims' gates are reached)

@@ -1,4 +1,4 @@
-"""Judging the claims of a claims file (DESIGN.md, "Claims and verdicts") on a
+"""Judging the claims of a claims file (docs/reference/statistics.md, "Claims and verdicts") on a
 run directory's trials; the file format itself is :mod:`study.spec.claimsfile`.
 
 A claim's estimate, by kind (confidence from the claim or the file, 0.95 by

@@ -1,4 +1,4 @@
-"""Decisions of an adaptive study (DESIGN.md, "Adaptive studies").
+"""Decisions of an adaptive study (docs/reference/statistics.md, "Adaptive studies").
 
 For every pair of options of a decided choice and every task, the units
 (a configuration's win, or its seed-mean paired difference) in

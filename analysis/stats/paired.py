@@ -1,4 +1,4 @@
-"""Paired comparison of the options of one design choice (DESIGN.md, "Statistics").
+"""Paired comparison of the options of one design choice (docs/reference/statistics.md, "Scores and pairing").
 
 The definitions, in the paper's words where it has them:
 

@@ -1,5 +1,5 @@
 """Pairing: which rows of a results table belong to one configuration
-(DESIGN.md, "Statistics", Pairing), as arrays the statistics work on."""
+(docs/reference/statistics.md, "Scores and pairing", Pairing), as arrays the statistics work on."""
 
 from __future__ import annotations
 

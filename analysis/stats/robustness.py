@@ -1,6 +1,6 @@
 """Robustness to semantic phenomena: τ-robustness of populations of models.
 
-Definitions (DESIGN.md, "Test beds and robustness"): a model with test
+Definitions (docs/reference/statistics.md, "Test beds and robustness"): a model with test
 accuracy p and accuracy p′ on a phenomenon's evaluation sentences (the
 result column ``eval_<phenomenon>``) is **τ-robust** when p′ ≥ p − τ and
 **bounded invariant** when p − τ ≤ p′ ≤ p + τ; τ\\* = max(0, p − p′).

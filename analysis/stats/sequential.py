@@ -1,6 +1,6 @@
 """Anytime-valid decisions: confidence sequences for adaptive studies.
 
-Pure functions (numpy only) for DESIGN.md, "Adaptive studies". A
+Pure functions (numpy only) for docs/reference/statistics.md, "Adaptive studies". A
 *confidence sequence* is a sequence of intervals [L_n, U_n], one after each
 observation, that holds at every n at once: P(exists n: mu not in [L_n, U_n])
 <= alpha. So a study may look after every configuration and stop whenever it

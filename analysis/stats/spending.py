@@ -1,5 +1,5 @@
 """Group-sequential decisions within a budget: ``until: {method: spending}``
-(DESIGN.md, "Adaptive studies").
+(docs/reference/statistics.md, "Adaptive studies").
 
 A study whose budget caps its configurations looks at the end of each wave
 (the configurations complete so far, ``n_k``); the **information fraction**

@@ -1,4 +1,4 @@
-"""A tuned comparison (DESIGN.md, "Tuned comparisons"): every option tuned
+"""A tuned comparison (docs/reference/statistics.md, "Tuned comparisons"): every option tuned
 with the same budget, the tuning itself repeated.
 
 A **search** is one (option, replicate); its trials have positions 0 …

@@ -1,4 +1,4 @@
-"""Verdicts on claims (DESIGN.md, "Claims and verdicts"): pure functions of an
+"""Verdicts on claims (docs/reference/statistics.md, "Claims and verdicts"): pure functions of an
 estimate, its interval, a target and a rule.
 
 Rules, with e the estimate, [lo, hi] its interval and w = max(e − lo, hi − e):

@@ -1,4 +1,4 @@
-"""A tuned comparison's driver (DESIGN.md, "Tuned comparisons").
+"""A tuned comparison's driver (docs/reference/statistics.md, "Tuned comparisons").
 
 Every option of the compared choice is tuned ``replicates`` times by an
 Optuna search over ``space``; search (option, r) asks ``budget`` trials. The

@@ -1,4 +1,4 @@
-"""An adaptive study's waves (DESIGN.md, "Adaptive studies").
+"""An adaptive study's waves (docs/reference/statistics.md, "Adaptive studies").
 
 :func:`run_until` runs the study file's ``samples`` configurations (the
 first wave), asks a :class:`Policy` after each wave whether to stop, and

@@ -33,7 +33,7 @@ FAMILIES = {"synthetic": "seedsweep.study.families.synthetic", "tagger": "seedsw
 USER_CODE = ("function", "command")
 #: the entry-point group an installed family package declares
 ENTRY_POINT_GROUP = "seedsweep.families"
-#: what every family must provide (DESIGN.md, study.families.base)
+#: what every family must provide (study.families.base)
 REQUIRED = ("name", "uses_torch", "train_defaults", "defaults", "limits", "validate", "resolve", "build",
             "result_columns")
 

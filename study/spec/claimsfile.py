@@ -1,4 +1,4 @@
-"""The claims file format (DESIGN.md, "Claims and verdicts"): reading and
+"""The claims file format (docs/reference/statistics.md, "Claims and verdicts"): reading and
 checking a claims file into :class:`Claims`, and each claim's verdict
 :class:`Rule`. Sealing (:mod:`study.store.sealing`) checks a file with it before
 anything is written; judging a claim on trials is :mod:`analysis.stats.claims`.
@@ -121,8 +121,8 @@ def read_claims(path: str | Path) -> Claims:
     naming the file and the place."""
     path = Path(path)
     if not path.is_file():
-        raise UserError(str(path), "no such claims file.", "Give the path of a claims YAML file (DESIGN.md, "
-                        "'Claims and verdicts').")
+        raise UserError(str(path), "no such claims file.", "Give the path of a claims YAML file (its shape: "
+                        "docs/tutorials/claims.md).")
     try:
         raw = yaml.safe_load(path.read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
@@ -135,7 +135,7 @@ def parse_claims(raw: Any, where: str = "claims") -> Claims:
     """Check the parsed YAML ``raw`` of a claims file; ``where`` names it in messages."""
     if not isinstance(raw, dict):
         raise UserError(where, "a claims file is a mapping (source, confidence, deviations, claims).",
-                        "See DESIGN.md, 'Claims and verdicts', for the shape.")
+                        "See docs/tutorials/claims.md for the shape.")
     unknown = sorted(set(raw) - {"source", "confidence", "deviations", "claims"})
     if unknown:
         raise UserError(f"{where}: {unknown[0]}", "unknown key.", "Use source, confidence, deviations and claims.")

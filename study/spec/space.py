@@ -126,7 +126,7 @@ class Space:
     resources: Resources
     raw: dict[str, Any] = field(repr=False, compare=False, default_factory=dict)
     evaluate: tuple[str, ...] = ()      # test beds and (text, label) files every trial scores (eval_<name>)
-    tau: float = 0.1                    # the robustness table's τ (DESIGN.md, "Test beds and robustness")
+    tau: float = 0.1                    # the robustness table's τ (docs/reference/statistics.md, "Test beds and robustness")
     until: Until | None = None          # an adaptive study's stopping settings (study.spec.until), None: a fixed size
     tune: Tune | None = None  # a tuned comparison's settings (study.spec.tuning): samples = replicates x budget, seeds (1,)
     base: str = field(default="", compare=False)   # the folder relative paths of the file mean (its own folder)

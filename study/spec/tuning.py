@@ -1,4 +1,4 @@
-"""``tune:`` -- a tuned comparison's settings (DESIGN.md, "Tuned comparisons").
+"""``tune:`` -- a tuned comparison's settings (docs/reference/statistics.md, "Tuned comparisons").
 
 A study file with ``tune:`` does not draw random configurations: every
 option of the compared choice is tuned by Optuna, ``replicates`` times, each

@@ -1,4 +1,4 @@
-"""``until:`` -- an adaptive study's stopping settings (DESIGN.md, "Adaptive studies").
+"""``until:`` -- an adaptive study's stopping settings (docs/reference/statistics.md, "Adaptive studies").
 
 A study file with ``until:`` runs its ``samples`` configurations as a first
 wave, then adds waves of configurations from the same sampler stream until
@@ -217,7 +217,7 @@ def parse_until(v, value: Any, *, family: str, samples: int, compare, trials_per
     if lever == "auto":
         v.fail("until.lever", "lever: auto (seeds per configuration chosen each wave) is withdrawn: the variance "
                "a trial buys, (var_config + var_seed / k) * k, is smallest at k = 1 whenever configurations differ, "
-               "so new configurations beat new seeds (DESIGN.md, 'Seeds per configuration').",
+               "so new configurations beat new seeds (docs/reference/statistics.md, 'Seeds per configuration').",
                "Use lever: fixed (every configuration gets `seeds`).")
     claims = m.get("claims", False)
     if not isinstance(claims, bool):

@@ -4,7 +4,7 @@
 file's text and hash, the sampler, git commit and dirty flag, package
 versions, platform, resources per trial, and each compared choice with its
 options written exactly as the trials table stores them (``compare``), so
-readers never re-parse the YAML (see DESIGN.md "manifest.json").
+readers never re-parse the YAML (see docs/reference/run-directory.md, "manifest.json").
 :func:`imported_manifest` is the manifest of a ``seedsweep import``.
 """
 
@@ -74,7 +74,7 @@ def git_state() -> dict[str, Any]:
 
 
 def seed_scope(space) -> dict[str, str]:
-    """What a seed varies in this study (DESIGN.md, "Populations"): the
+    """What a seed varies in this study (docs/reference/run-directory.md, "Populations"): the
     family's answer where it gives one, else everything the seed seeds."""
     scope = getattr(get_family(space.family), "seed_scope", None)
     if scope is not None:
@@ -83,7 +83,7 @@ def seed_scope(space) -> dict[str, str]:
 
 
 def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -> dict[str, Any]:
-    """The manifest of one ``seedsweep run`` invocation (see DESIGN.md)."""
+    """The manifest of one ``seedsweep run`` invocation (docs/reference/run-directory.md, "manifest.json")."""
     return {
         "schema_version": SCHEMA_VERSION,
         "study": space.name,

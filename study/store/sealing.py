@@ -1,4 +1,4 @@
-"""Sealing a claims file into a run directory (DESIGN.md, "Claims and verdicts").
+"""Sealing a claims file into a run directory (docs/reference/statistics.md, "Claims and verdicts").
 
 The file is checked (:func:`study.spec.claimsfile.read_claims`), copied into the run
 directory as ``claims.yaml`` and recorded in the manifest -- its SHA-256, the

@@ -2,8 +2,8 @@
 
 A trial embeds labelled sentences with a frozen encoder and scores how well
 the vectors separate the labels, by the dispersion ratio of
-:mod:`~study.families.encoder.dispersion` (DESIGN.md, "Encoders and
-dispersion"): M = A / B, in-class over between-class sums of squares, lower
+:mod:`~study.families.encoder.dispersion` (docs/reference/statistics.md,
+"Encoders and dispersion"): M = A / B, in-class over between-class sums of squares, lower
 is better (``train.mode: min``). Nothing is trained: a trial is one
 "epoch" that only evaluates.
 

@@ -1,4 +1,4 @@
-"""The dispersion score of labelled sentence vectors (DESIGN.md, "Encoders and dispersion").
+"""The dispersion score of labelled sentence vectors (docs/reference/statistics.md, "Encoders and dispersion").
 
 For vectors x_ij of class i (i = 1..N, member j), class centroids g_i and
 their mean g = (1/N)·Σ g_i:

@@ -1,7 +1,7 @@
 """The sentence family: small sentence classifiers over frozen word vectors.
 
-The classifiers of the semantic-robustness study (DESIGN.md, "Models the
-studies train"): frozen GloVe 6B 50d word vectors (``embeddings``, any source
+The classifiers of the semantic-robustness study (docs/reference/study-file.md,
+"The sentence family"): frozen GloVe 6B 50d word vectors (``embeddings``, any source
 of :mod:`study.families.vectors`) under one of four ``architecture``\\ s,
 
 * ``fc`` -- the mean of the word vectors, then two ReLU layers of ``width``
