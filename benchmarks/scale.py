@@ -281,7 +281,8 @@ def planning(space: Path) -> dict:
     """What planning the grid costs the driver: seconds, and bytes per trial (tracemalloc)."""
     import tracemalloc
 
-    from seedsweep.study.execution.runner import load_study, plan_study
+    from seedsweep.study.execution.runner import plan_study
+    from seedsweep.study.store.studies import load_study
 
     t0 = time.perf_counter()
     configs, grid = plan_study(load_study(space))

@@ -90,7 +90,8 @@ def count(out: Path) -> int:
 
 def run_local(args) -> dict:
     """Phase 1, inside a private mount namespace (re-run under ``unshare`` by :func:`main`)."""
-    from seedsweep.study.execution.runner import load_study, plan_study
+    from seedsweep.study.execution.runner import plan_study
+    from seedsweep.study.store.studies import load_study
     from tests.conftest import kill_tagged, wait_gone
     from tests.fulldisk import on_disk
 
@@ -186,7 +187,8 @@ def run_s3(args) -> dict:
     import pyarrow.fs as pafs
 
     from seedsweep import analysis
-    from seedsweep.study.execution.runner import load_study, plan_study
+    from seedsweep.study.execution.runner import plan_study
+    from seedsweep.study.store.studies import load_study
     from seedsweep.study.store.rundir import RunDir
     from tests.flakyproxy import FlakyProxy
 

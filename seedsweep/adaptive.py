@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from seedsweep.study.errors import UserError
-from seedsweep.study.execution.runner import load_study
+from seedsweep.study.store.studies import load_study
 from seedsweep.study.execution.tuned import run_tuned
 from seedsweep.study.execution.waves import run_until
 from seedsweep.study.spec.spacecheck import SpaceValidator

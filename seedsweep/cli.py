@@ -21,7 +21,8 @@ from seedsweep.families import add_families
 from seedsweep.ledger import add_ledger
 from seedsweep.study import check, compact
 from seedsweep.study.errors import EXIT_USER_ERROR, UserError, no_space
-from seedsweep.study.execution.runner import load_study, run
+from seedsweep.study.execution.runner import run
+from seedsweep.study.store.studies import load_study
 from seedsweep.study.families import get_family
 from seedsweep.study.files import write_text
 from seedsweep.study.spec.sampling import repeated_configurations

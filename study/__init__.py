@@ -25,50 +25,16 @@ the statistics, above this package; ``seedsweep run FILE --out DIR`` or
 
 from __future__ import annotations
 
-from pathlib import Path
+from .rooms import face
 
-from .errors import UserError
-from .execution.runner import RunSummary, load_study, plan_study, run as run_grid
-from .families import get_family
-from .spec.space import Space
-from .spec.spacefile import load_space
-from .store.rundir import RunDir
-from .store.status import StudyStatus, study_status as status
-
-__all__ = ["UserError", "Space", "RunSummary", "StudyStatus", "check", "run", "status", "compact",
-           "load_space", "load_study", "plan_study"]
-
-
-def run(space_path: str | Path, out: str | Path, **kwargs) -> RunSummary:
-    """Run (or resume) the plain grid of the study file ``space_path`` into
-    ``out``; keywords as :func:`study.execution.runner.run` (``num_cpus``,
-    ``address``, ``retry_failed``, ``claims``…). A study with ``until:`` or
-    ``tune:`` is refused with nothing written (run as a plain grid it would
-    neither stop when decided nor search): run it with ``seedsweep run``."""
-    space = load_study(space_path)
-    for key, value in (("until", space.until), ("tune", space.tune)):
-        if value is not None:
-            raise UserError(f"{space_path}: {key}", f"study.run runs a study's plain grid, and this study has "
-                            f"{key}: (an {'adaptive' if key == 'until' else 'tuned'} study, whose waves are "
-                            "decided by the statistics)",
-                            f"Run it with 'seedsweep run {space_path} --out {out}', or from Python with "
-                            "seedsweep.define(...).run(out).")
-    return run_grid(space_path, out, **kwargs)
-
-
-def check(space_path: str | Path, *, resolve: bool = False) -> Space:
-    """Validate a search space (schema only; with ``resolve``, also that its data
-    and models can be found). Returns the :class:`Space`; raises :class:`UserError`."""
-    space = load_study(space_path)
-    if resolve:
-        get_family(space.family).resolve(space)
-    return space
-
-
-def compact(run_dir: str | Path) -> tuple[int, int]:
-    """Merge a run directory's parts into ``trials.parquet`` and ``epochs.parquet``.
-    Returns (trial rows, epoch rows)."""
-    rd = RunDir(run_dir)
-    rd.require()
-    with rd.locked():
-        return rd.compact()
+# each name imported from its module on first use: importing one module of the package (the store, to read a
+# run) loads neither the runner nor Ray's start-up code
+__all__, __getattr__, __dir__ = face(__name__, globals(), {
+    "errors": ("UserError",),
+    "spec.space": ("Space",),
+    "spec.spacefile": ("load_space",),
+    "store.status": ("StudyStatus",),
+    "store.studies": ("load_study",),
+    "execution.runner": ("RunSummary", "plan_study"),
+    "execution.pyapi": ("check", "run", "status", "compact"),
+})

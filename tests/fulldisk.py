@@ -23,7 +23,8 @@ import pyarrow.parquet as pq
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from seedsweep.study.execution.runner import load_study, plan_study  # noqa: E402
+from seedsweep.study.execution.runner import plan_study  # noqa: E402
+from seedsweep.study.store.studies import load_study  # noqa: E402
 from seedsweep.study.store.rundir import RunDir  # noqa: E402
 from tests.test_kill import SPACE  # noqa: E402
 

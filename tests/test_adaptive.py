@@ -24,7 +24,7 @@ from seedsweep.analysis.stats.decisions import track
 from seedsweep.analysis.stats.units import units
 from seedsweep.adaptive import read_until
 from seedsweep.study.errors import UserError
-from seedsweep.study.execution.waves import hours_spent
+from seedsweep.study.store.studies import hours_spent
 from seedsweep.study.spec.spacefile import parse_space
 from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged, wait_gone

@@ -430,9 +430,10 @@ print(json.dumps(out))
         assert got["names"] >= 10 and not got["missing"], (face, got)
 
 
-def test_the_engine_never_imports_the_statistics_and_nothing_imports_the_command_line():
+def test_no_engine_to_statistics_statistics_to_execution_or_anything_to_command_line_import():
     bad = [f"{importer}:{line} imports {target}" for importer, line, target, _ in project_imports()
            if (importer.startswith("study") and target.startswith("analysis"))
+           or (importer.startswith("analysis") and target.startswith("study.execution"))   # reading runs nothing
            or (target.startswith("seedsweep") and not importer.startswith("seedsweep"))]
     assert not bad, "; ".join(bad)
 
@@ -570,3 +571,18 @@ def test_the_linter_passes_on_the_packages_tests_benchmarks_and_examples():
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"ruff check (make lint):\n{r.stdout[-3000:]}{r.stderr[-2000:]}"
     assert "All checks passed" in r.stdout
+
+
+def test_reading_results_loads_nothing_that_runs_a_study():
+    # every module of analysis imported: neither the engine's execution room (the runner, Ray's session, the
+    # trial) nor Ray itself is loaded; the package face of study imports its Python API on first use only
+    code = """
+import importlib, json, pkgutil, sys
+from seedsweep import analysis
+for info in pkgutil.walk_packages(analysis.__path__, "seedsweep.analysis."):
+    importlib.import_module(info.name)
+print(json.dumps(sorted(m for m in sys.modules if m.startswith("seedsweep.study.execution") or m == "ray")))
+"""
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == []

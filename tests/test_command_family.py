@@ -21,7 +21,8 @@ import pytest
 
 from seedsweep import study
 from seedsweep.study.errors import UserError
-from seedsweep.study.execution.runner import load_study, plan_study
+from seedsweep.study.execution.runner import plan_study
+from seedsweep.study.store.studies import load_study
 from seedsweep.study.families.command.metrics import MetricsError, MetricsReader, parse_metrics
 from seedsweep.study.families.command.program import start_time
 from seedsweep.study.store.rundir import RunDir

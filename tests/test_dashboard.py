@@ -24,7 +24,7 @@ import pytest
 
 from seedsweep import analysis
 from seedsweep.analysis.reading.imported import import_csv
-from seedsweep.study.execution.runner import load_study
+from seedsweep.study.store.studies import load_study
 from tests.conftest import free_port
 from tests.rundirs import write_synthetic_run
 

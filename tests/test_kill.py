@@ -19,7 +19,8 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 
-from seedsweep.study.execution.runner import load_study, plan_study
+from seedsweep.study.execution.runner import plan_study
+from seedsweep.study.store.studies import load_study
 from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO, holds_file_under, kill_tagged, tagged_processes, wait_gone
 

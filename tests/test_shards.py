@@ -207,7 +207,8 @@ train: {max_epochs: 1, patience: 1}
 def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path, space_file):
     """The real CLI, SIGKILLed inside a fold (its shards written, its parts not
     yet removed), then resumed: every key stored once, nothing lost or changed."""
-    from seedsweep.study.execution.runner import load_study, plan_study
+    from seedsweep.study.execution.runner import plan_study
+    from seedsweep.study.store.studies import load_study
     from tests.conftest import REPO, kill_tagged, wait_gone
 
     tag = uuid.uuid4().hex

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from seedsweep.study.errors import UserError
-from seedsweep.study.execution.runner import load_study
+from seedsweep.study.store.studies import load_study
 from seedsweep.study.spec.claimsfile import Claims
 from seedsweep.study.spec.until import Until
 from seedsweep.study.store.rundir import RunDir

@@ -14,8 +14,8 @@ from pathlib import Path
 import pandas as pd
 
 from seedsweep.study.errors import UserError
-from seedsweep.study.execution.runner import load_study
-from seedsweep.study.execution.waves import Look, hours_spent
+from seedsweep.study.spec.until import Look
+from seedsweep.study.store.studies import hours_spent, load_study
 from seedsweep.study.spec.until import Until
 from seedsweep.study.store.rundir import RunDir
 from seedsweep.study.store.sealing import sealed_claims

@@ -9,7 +9,9 @@ May import: every other room of ``study`` (spec, store, families) and the
 ground floor; nothing imports it but the package's face and the command
 line.
 
-The runner's own modules (callback, feed) import Ray when imported and are left out of this face.
+The runner's own modules (callback, feed) import Ray when imported and are left out of this face;
+so is the Python API (:mod:`.pyapi`: ``study.run``, ``check``, ``status``, ``compact``), reached
+through the package's face.
 
 Every name below is importable from here (``from seedsweep.study.execution import NAME``); it is
 imported from its module on first use, so importing one module of the room
@@ -24,12 +26,11 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "failures": ("classify_error", "error_text", "error_kind", "OomKills", "memory_cgroup"),
     "raydaemons": ("records_dir", "record_session", "forget_session", "clear_dead_sessions"),
     "resume": ("check_compatible", "check_code", "plan_resume", "ResumePlan"),
-    "runner": ("run", "load_study", "RunSummary", "plan_study", "populations"),
+    "runner": ("run", "RunSummary", "plan_study", "populations"),
     "session": ("preflight", "accelerators", "remove_stale_tune_folders", "tune_environment", "ray_session",
                 "bound_trainable", "TUNE_PREFIX", "FORWARDED_ENV"),
     "trial": ("seed_everything", "Record", "run_trial", "drive_trial", "NoMetrics", "run_group", "trainable",
               "group_trainable"),
     "tuned": ("run_tuned", "journal_path", "ask_values"),
-    "waves": ("Look", "Policy", "WavesSummary", "run_until", "check_claims_to_wait_for", "wave_size",
-              "hours_spent"),
+    "waves": ("WavesSummary", "run_until", "check_claims_to_wait_for", "wave_size"),
 })

@@ -30,16 +30,16 @@ from ..schema import TrialSpec
 from ..spec.grid import trial_grid, trials_schema_of
 from ..spec.sampling import sample_configs
 from ..spec.space import Space
-from ..spec.spacefile import load_space, parse_space
 from ..store.manifest import build_manifest
 from ..store.rundir import RunDir
 from ..store.sealing import check_claims, refuse_broken_seal, seal
+from ..store.studies import load_study
 from ..store.shards import fold_parts
 from .resume import check_code, check_compatible, plan_resume
 from .session import accelerators, bound_trainable, preflight, ray_session
 from .trial import group_trainable, trainable
 
-__all__ = ["run", "load_study", "RunSummary", "plan_study", "populations"]
+__all__ = ["run", "RunSummary", "plan_study", "populations"]
 
 
 @dataclass
@@ -63,36 +63,6 @@ class RunSummary:
         if missing:
             text += " (run the same command again to resume)"
         return text
-
-
-def load_study(path: str | os.PathLike | Space) -> Space:
-    """A search space from a YAML file, or from a run directory's ``manifest.json``
-    (a study is re-run from its manifest); a :class:`Space` is returned as it is
-    (a study defined in Python, :func:`seedsweep.define`)."""
-    if isinstance(path, Space):
-        return path
-    if is_uri(str(path)) or Path(path).is_dir():   # a run directory (local or on an object store)
-        rd = RunDir(str(path) if is_uri(str(path)) else Path(path))
-        if rd.exists() or rd.remote:
-            rd.require()
-            return _from_manifest(rd.manifest(), str(rd.manifest_path))
-    p = Path(path)
-    if p.suffix == ".json" and p.exists():
-        try:
-            manifest = json.loads(p.read_text())
-        except json.JSONDecodeError:
-            manifest = None
-        return _from_manifest(manifest, str(p))
-    return load_space(p)
-
-
-def _from_manifest(manifest: Any, where: str) -> Space:
-    try:
-        text = manifest["yaml"]
-    except (KeyError, TypeError):
-        raise UserError(where, "not a seedsweep manifest (no 'yaml' entry).",
-                        "Give a search-space YAML file or a run directory's manifest.json.") from None
-    return parse_space(text, f"{where} (yaml)", base=manifest.get("space_base") or None)
 
 
 def populations(trials: list[TrialSpec]) -> list[list[TrialSpec]]:

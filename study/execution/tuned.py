@@ -48,7 +48,8 @@ from ..spec.sampling import arrow_type, cast_value, value_at
 from ..spec.space import Param, Space
 from ..spec.tuning import position_id, sampler_seed_of, search_name, trial_seed
 from ..store.rundir import RunDir
-from .runner import RunSummary, load_study, run
+from ..store.studies import load_study
+from .runner import RunSummary, run
 from .session import ray_session
 
 __all__ = ["run_tuned", "journal_path", "ask_values"]

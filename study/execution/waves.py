@@ -16,36 +16,18 @@ import math
 import os
 import sys
 from dataclasses import dataclass, field, replace
-from datetime import datetime
-from typing import Protocol, TextIO
+from typing import TextIO
 
 from ..errors import UserError
 from ..spec.claimsfile import read_claims
 from ..store.rundir import RunDir
 from ..store.sealing import sealed_claims
-from .runner import RunSummary, load_study, run
+from ..spec.until import Look, Policy
+from ..store.studies import hours_spent, load_study
+from .runner import RunSummary, run
 from .session import ray_session
 
-__all__ = ["Look", "Policy", "WavesSummary", "run_until", "record_look", "check_claims_to_wait_for", "wave_size",
-           "hours_spent"]
-
-
-@dataclass(frozen=True)
-class Look:
-    """A policy's answer after a wave: stop now (every comparison decided), and why."""
-
-    stop: bool
-    why: str
-    record: dict | None = None     # what the look decided and with which boundaries (kept in the run directory)
-
-
-class Policy(Protocol):
-    """Asked after each wave with the run directory and the configurations
-    run so far (c00000 … c(samples-1)); it must judge only those."""
-
-    def __call__(self, out: str, samples: int, *, final: bool = False) -> Look:
-        """Whether to stop after ``samples`` configurations (``final``: the study
-        stops after this look whatever it says: its budget is spent)."""
+__all__ = ["WavesSummary", "run_until", "record_look", "check_claims_to_wait_for", "wave_size"]
 
 
 @dataclass
@@ -84,18 +66,6 @@ def wave_size(space, num_cpus: int | None) -> int:
     per_config = space.trials_per_config
     slots = max(1, int((num_cpus or os.cpu_count() or 1) // max(space.resources.cpu, 1e-9)))
     return max(1, math.ceil(2 * slots / per_config))
-
-
-def hours_spent(out: str) -> float:
-    """Hours between the first stored trial's start and the last one's end
-    (the study's span on record: a stop between runs counts, time before
-    the first trial does not)."""
-    table = RunDir(out).read_trials(["started_at", "finished_at"])
-    if table is None or table.num_rows == 0:
-        return 0.0
-    times = [t for c in ("started_at", "finished_at") for t in table.column(c).to_pylist() if t]
-    parsed = [t if isinstance(t, datetime) else datetime.fromisoformat(str(t)) for t in times]
-    return (max(parsed) - min(parsed)).total_seconds() / 3600 if parsed else 0.0
 
 
 def check_claims_to_wait_for(space, space_path, out, claims_file) -> None:

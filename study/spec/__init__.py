@@ -28,7 +28,7 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "spacefile": ("load_space", "parse_space", "read_yaml", "read_text"),
     "tuning": ("Tune", "parse_tune", "TUNE_KEYS", "TUNE_SAMPLERS", "MAX_STARTUP", "LEGACY_STARTUP", "search_name",
                "position_id", "trial_seed", "sampler_seed_of"),
-    "until": ("Until", "parse_until", "look_schedule", "auto_spending_wave", "UNTIL_KEYS", "FAMILY_RANGES",
+    "until": ("Look", "Policy", "Until", "parse_until", "look_schedule", "auto_spending_wave", "UNTIL_KEYS", "FAMILY_RANGES",
               "SPENDING_FUNCTIONS",
               "SPENDING_LOOKS"),
 })

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-__all__ = ["Until", "parse_until", "look_schedule", "auto_spending_wave", "UNTIL_KEYS", "FAMILY_RANGES",
+__all__ = ["Look", "Policy", "Until", "parse_until", "look_schedule", "auto_spending_wave", "UNTIL_KEYS", "FAMILY_RANGES",
            "SPENDING_FUNCTIONS",
            "SPENDING_LOOKS", "NORMAL_METHODS", "NORMAL_FAILURES"]
 
@@ -227,3 +227,21 @@ def parse_until(v, value: Any, *, family: str, samples: int, compare, trials_per
                  range=bounds, budget_samples=b_samples, budget_trials=b_trials, budget_hours=b_hours, wave=wave,
                  lever=lever, spending=spending, power=power, assume_normal=assume_normal, claims=claims,
                  claim_bounds=bounds or FAMILY_RANGES.get(family))
+
+
+@dataclass(frozen=True)
+class Look:
+    """A policy's answer after a wave: stop now (every comparison decided), and why."""
+
+    stop: bool
+    why: str
+    record: dict | None = None     # what the look decided and with which boundaries (kept in the run directory)
+
+
+class Policy(Protocol):
+    """Asked after each wave with the run directory and the configurations
+    run so far (c00000 … c(samples-1)); it must judge only those."""
+
+    def __call__(self, out: str, samples: int, *, final: bool = False) -> Look:
+        """Whether to stop after ``samples`` configurations (``final``: the study
+        stops after this look whatever it says: its budget is spent)."""

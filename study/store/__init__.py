@@ -2,8 +2,9 @@
 storage engine with a local and an object-store backend (:mod:`.storage`,
 :mod:`.backends`), its trial parts and shards (:mod:`.shards`), the rows
 they hold (:mod:`.rows`), the manifest (:mod:`.manifest`), the sealed claims
-and their stamps (:mod:`.sealing`, :mod:`.stamps`), and a study's status
-read from it (:mod:`.status`).
+and their stamps (:mod:`.sealing`, :mod:`.stamps`), a study's status
+read from it (:mod:`.status`), and the study itself read back from its
+manifest (:mod:`.studies`).
 
 May import: the ground floor, the families' registry and ``study.spec``;
 never ``study.execution``: results are read without running anything.
@@ -27,5 +28,6 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
                "shard_seq", "fold_parts", "read_resolved", "stored_keys", "Cached"),
     "stamps": ("SEAL_KEY", "stamp", "stamps_of", "union"),
     "status": ("StudyStatus", "study_status"),
+    "studies": ("load_study", "hours_spent"),
     "storage": ("Storage", "Vanished", "read_part", "read_part_metadata", "read_parts"),
 })
