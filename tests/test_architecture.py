@@ -60,22 +60,20 @@ def module_name(path: Path) -> str:
 
 
 def runtime_imports(path: Path) -> list[tuple[int, str, list[str]]]:
-    """(line, absolute module, imported names) of every import outside
-    ``if TYPE_CHECKING:`` blocks; relative imports resolved against ``path``."""
+    """(line, absolute module, imported names) of every import, those inside
+    ``if TYPE_CHECKING:`` blocks included (an annotation's import is an arrow
+    too); relative imports resolved against ``path``."""
     tree = ast.parse(path.read_text())
     package = module_name(path).split(".")
     if path.name != "__init__.py":
         package = package[:-1]
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            skip |= {id(n) for n in ast.walk(node)}
     out = []
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             out.extend((node.lineno, logical(a.name), []) for a in node.names)
+        elif (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module") and node.args
+              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            out.append((node.lineno, logical(node.args[0].value), []))      # importlib.import_module("...")
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -149,7 +147,7 @@ GROUND_FLOOR = {"study.schema", "study.errors", "study.files", "study.testbeds",
 #: what families share: the registry, the interface, and data and model sources
 FAMILY_COMMONS = {"study.families", "study.families.base", "study.families.datasets", "study.families.modelsources",
                   "study.families.sentencedata", "study.families.vectors", "study.families.evalsets",
-                  "study.families.usercode", "study.testbeds"}
+                  "study.families.usercode", "study.families.view", "study.testbeds"}
 
 
 def test_families_import_only_the_ground_floor_and_their_own_modules():
@@ -179,7 +177,10 @@ def test_the_engine_reaches_families_only_through_the_registry():
 
 
 RUN_DIR_FILES = ("manifest.json", "configs.parquet", "trials.parquet", "epochs.parquet", "confusion.parquet",
-                 "progress.json", "import.json")
+                 "progress.json", "import.json", "claims.yaml", "looks.json", "extension.json")
+#: a run directory's folders: flagged where a path is joined with them (``x / "shards"``, ``"work/..."``,
+#: ``os.path.join(x, "trials")``), not as words (a table is also called "trials")
+RUN_DIR_FOLDERS = ("trials", "epochs", "confusion", "shards", "work", "optuna")
 PATH_ATTRIBUTES = ("path", "trials_dir", "epochs_dir", "confusion_dir", "manifest_path", "configs_path",
                    "shards_dir", "compacted_trials", "compacted_epochs", "compacted_confusion", "progress_path",
                    "import_path")
@@ -188,12 +189,18 @@ PATH_ATTRIBUTES = ("path", "trials_dir", "epochs_dir", "confusion_dir", "manifes
 def test_only_the_store_joins_run_directory_paths():
     bad = []
     for path in modules(*PACKAGES):
-        if path.relative_to(REPO).as_posix() in ("study/store/rundir.py",):
+        if path.relative_to(REPO).parts[:2] == ("study", "store"):          # the store room
             continue
         tree = ast.parse(path.read_text())
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in RUN_DIR_FILES:
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                    node.value in RUN_DIR_FILES or node.value.split("/")[0] in RUN_DIR_FOLDERS and "/" in node.value):
                 bad.append(f"{path.relative_to(REPO)}:{node.lineno} names {node.value!r}")
+            joined = [node.right] if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) else \
+                node.args if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.path.join", "Path") else []
+            for part in joined:
+                if isinstance(part, ast.Constant) and part.value in RUN_DIR_FOLDERS:
+                    bad.append(f"{path.relative_to(REPO)}:{node.lineno} joins {ast.unparse(node)}")
             if (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
                     and isinstance(node.left, ast.Attribute) and node.left.attr in PATH_ATTRIBUTES
                     and "rd" in ast.unparse(node.left)):
@@ -295,7 +302,8 @@ def project_imports() -> list[tuple[str, int, str, bool]]:
                        for n in ast.walk(f) if n is not f}
         by_line: dict[int, bool] = {}
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) or (
+                    isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module")):
                 by_line[node.lineno] = id(node) in in_function
         for line, base, names in runtime_imports(path):
             targets = {f"{base}.{n}" for n in names if f"{base}.{n}" in known}
@@ -586,3 +594,29 @@ print(json.dumps(sorted(m for m in sys.modules if m.startswith("seedsweep.study.
     r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     assert json.loads(r.stdout.strip().splitlines()[-1]) == []
+
+
+def face_allows(package: str, room: str) -> tuple[set[str], set[str]]:
+    """What a room's face says it may import: the modules and rooms named in ``double backticks`` in its
+    "May import:" clause (up to the first ';' or paragraph end), and the packages whose ground floor it names."""
+    doc = ast.get_docstring(ast.parse((REPO / package / room / "__init__.py").read_text())) or ""
+    clause = re.search(r"May import:(.*?)(?:;|\n\n|$)", doc, re.S).group(1)
+    grounds = set(re.findall(r"the ground floor of\s+``(\w+)``", clause))
+    named = set(re.findall(r"``([\w.]+)``", re.sub(r"the ground floor of\s+``\w+``", "", clause)))
+    return named, grounds
+
+
+def test_each_room_imports_only_what_its_face_says_it_may():
+    faces = {(p, r): face_allows(p, r) for p, rooms in ROOMS.items() for r in rooms if r != "families"}
+    bad = []
+    for importer, line, target, _ in project_imports():
+        parts, goal = importer.split("."), target.split(".")
+        if len(parts) < 3 or (parts[0], parts[1]) not in faces or goal[:2] == parts[:2]:
+            continue
+        named, grounds = faces[(parts[0], parts[1])]
+        ground = len(goal) == 2 and goal[0] in grounds and goal[1] not in ROOMS.get(goal[0], ())
+        if not ground and not any(target == n or target.startswith(n + ".") for n in named):
+            bad.append(f"{importer}:{line} imports {target} (the face of {parts[0]}.{parts[1]} allows "
+                       f"{sorted(named)} and the ground floor of {sorted(grounds)})")
+    assert not bad, "imports a room's face does not allow (fix the import or the face's 'May import:'): " \
+                    + "; ".join(bad)

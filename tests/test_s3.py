@@ -189,7 +189,7 @@ def test_a_tuned_study_writes_to_an_object_store_and_asks_what_a_local_run_asks(
     every search position) are those of the same file run into a local folder."""
     import pyarrow.fs as pafs
 
-    from seedsweep.study.execution.tuned import journal_path
+    from seedsweep.study.store.studies import journal_path
     from tests.test_tuned import SMALL
 
     for k, v in CREDENTIALS.items():

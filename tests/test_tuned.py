@@ -29,7 +29,8 @@ from seedsweep.analysis.reading.rundirs import study_tuned
 from seedsweep.analysis.stats.evp import expected_selected
 from seedsweep.analysis.stats.tuned import best_so_far, tuned_comparison, tuned_outcomes, tuned_table
 from seedsweep.cli import main
-from seedsweep.study.execution.tuned import journal_path, run_tuned
+from seedsweep.study.execution.tuned import run_tuned
+from seedsweep.study.store.studies import journal_path
 from seedsweep.study.errors import UserError
 from seedsweep.study.store.rundir import RunDir
 from tests.conftest import kill_tagged, wait_gone

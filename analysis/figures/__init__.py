@@ -3,8 +3,9 @@ dashboard and the HTML report (:mod:`.core` holds a run directory's view and
 the comparison figures; the others one family of figures each, and
 :mod:`.figurekit` their common pieces).
 
-May import: ``analysis.stats``, ``analysis.reading`` and the ground floor of
-``analysis``; never ``pages``.
+May import: ``analysis.reading``, ``analysis.stats``, the ground floor of
+``analysis``, ``study.store`` (the claims figure reads the sealed claims)
+and the ground floor of ``study``; never ``pages``.
 
 Every name below is importable from here (``from seedsweep.analysis.figures import NAME``); it is
 imported from its module on first use, so importing one module of the room

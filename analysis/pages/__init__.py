@@ -3,8 +3,9 @@
 :mod:`.liveview`, :mod:`.dashaccess`) and the reproduction ledger's page
 (:mod:`.reproductions`).
 
-May import: every other room of ``analysis``; only the package's face and
-the command line import it.
+May import: ``analysis.figures``, ``analysis.reading``, ``analysis.stats``,
+the ground floor of ``analysis``, ``study.store`` and the ground floor of
+``study``; only the package's face and the command line import it.
 
 Every name below is importable from here (``from seedsweep.analysis.pages import NAME``); it is
 imported from its module on first use, so importing one module of the room

@@ -4,8 +4,9 @@ results imported from elsewhere (:mod:`.imported`), the sealed claims judged
 its trials (:mod:`.rundirs`), and two studies side by side
 (:mod:`.crossstudy`).
 
-May import: ``analysis.stats``, the ground floor of ``analysis`` and
-``study``; never ``figures`` or ``pages``.
+May import: ``analysis.stats``, the ground floor of ``analysis``,
+``study.store``, ``study.spec`` and the ground floor of ``study``; never
+``figures`` or ``pages``.
 
 Every name below is importable from here (``from seedsweep.analysis.reading import NAME``); it is
 imported from its module on first use, so importing one module of the room

@@ -4,10 +4,10 @@ importance, confidence sequences, group-sequential boundaries and decisions, tun
 robustness, claims and verdicts, anytime-valid claim intervals), each returning values or a
 :class:`analysis.tables.Table`.
 
-May import: ``analysis.specs`` and ``analysis.tables`` (the ground floor of
-``analysis``), the types of ``study.spec``, and one another; never
-``reading``, ``figures`` or ``pages``: a statistic reads no run directory
-and draws nothing.
+May import: the ground floor of ``analysis`` (its specs and tables),
+``study.spec`` (its types) and the ground floor of ``study``; never
+``reading``, ``figures``, ``pages`` or ``study.store``: a statistic reads no
+run directory and draws nothing.
 
 Every name below is importable from here (``from seedsweep.analysis.stats import NAME``); it is
 imported from its module on first use, so importing one module of the room

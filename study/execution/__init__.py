@@ -5,9 +5,9 @@ driver's callback that stores each finished trial (:mod:`.callback`,
 (:mod:`.resume`), adaptive waves (:mod:`.waves`) and tuned comparisons
 (:mod:`.tuned`).
 
-May import: every other room of ``study`` (spec, store, families) and the
-ground floor; nothing imports it but the package's face and the command
-line.
+May import: ``study.store``, ``study.spec``, ``study.families`` and the
+ground floor of ``study``; nothing imports it but the package's face and
+the command line.
 
 The runner's own modules (callback, feed) import Ray when imported and are left out of this face;
 so is the Python API (:mod:`.pyapi`: ``study.run``, ``check``, ``status``, ``compact``), reached
@@ -31,6 +31,6 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
                 "bound_trainable", "TUNE_PREFIX", "FORWARDED_ENV"),
     "trial": ("seed_everything", "Record", "run_trial", "drive_trial", "NoMetrics", "run_group", "trainable",
               "group_trainable"),
-    "tuned": ("run_tuned", "journal_path", "ask_values"),
+    "tuned": ("run_tuned", "ask_values"),
     "waves": ("WavesSummary", "run_until", "check_claims_to_wait_for", "wave_size"),
 })

@@ -30,7 +30,6 @@ random and samples categorical parameters at random.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sys
 import warnings
@@ -40,30 +39,17 @@ from typing import Any, Iterator, TextIO
 
 import pyarrow as pa
 
-from ..files import is_uri
-from ..processes import records_folder
-from ..schema import TrialSpec, escape_key, trial_key
+from ..schema import TrialSpec, trial_key
 from ..spec.grid import effective_params
 from ..spec.sampling import arrow_type, cast_value, value_at
 from ..spec.space import Param, Space
 from ..spec.tuning import position_id, sampler_seed_of, search_name, trial_seed
 from ..store.rundir import RunDir
-from ..store.studies import load_study
+from ..store.studies import journal_path, load_study
 from .runner import RunSummary, run
 from .session import ray_session
 
-__all__ = ["run_tuned", "journal_path", "ask_values"]
-
-
-def journal_path(out: str | os.PathLike, option: Any, replicate: int) -> Path:
-    """The Optuna journal of search (option, replicate): in the run directory
-    ``out``, or for an object-store ``out`` in a local cache folder
-    (``<tmp>/seedsweep-optuna-<uid>/<sha256 of the URI>``), which any machine
-    rebuilds from the stored rows whenever it is missing or behind."""
-    root = Path(out)
-    if is_uri(str(out)):
-        root = records_folder("optuna") / hashlib.sha256(str(out).rstrip("/").encode()).hexdigest()[:24]
-    return root / "optuna" / f"{escape_key(str(option))}.r{replicate:02d}.journal"
+__all__ = ["run_tuned", "ask_values"]
 
 
 def _distribution(optuna, p: Param):

@@ -59,7 +59,7 @@ from ..schema import Train, TrialSpec
 from .evalsets import check_evaluate, eval_columns
 
 if TYPE_CHECKING:  # annotations only: families never import the engine's upper floors
-    from ..spec.space import Space
+    from .view import StudyView
 
 __all__ = ["Family", "FamilyBase", "Model", "ModelBase", "Limit", "choice", "integer", "number", "check_value",
            "check_settings", "check_limits", "check_task_and_names", "named_values", "merge_settings", "Train"]
@@ -121,16 +121,16 @@ class Family(Protocol):
     defaults: Mapping[str, Any]
     limits: Mapping[str, "Limit"]
 
-    def validate(self, space: "Space") -> None:
+    def validate(self, space: "StudyView") -> None:
         """Check the space against the family's schema and limits (no I/O); a :class:`UserError` names the key."""
 
-    def resolve(self, space: "Space") -> list[str]:
+    def resolve(self, space: "StudyView") -> list[str]:
         """Find every file or model the space names; one line per thing found (``check --resolve``)."""
 
-    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None) -> Model:
+    def build(self, space: "StudyView", trial: TrialSpec, *, cache_dir: str | None = None) -> Model:
         """The model of one trial (``cache_dir``: where trials of the study share work, if anywhere)."""
 
-    def result_columns(self, space: "Space") -> dict[str, str]:
+    def result_columns(self, space: "StudyView") -> dict[str, str]:
         """Columns the family adds to the trials table: name -> ``float`` | ``int`` | ``str`` | ``bool``."""
 
 
@@ -151,25 +151,25 @@ class FamilyBase:
     datasets: tuple[str, ...] = ()
     names_hint: str = ""                         # appended to the unknown-hyperparameter message
 
-    def validate(self, space: "Space") -> None:
+    def validate(self, space: "StudyView") -> None:
         """The shared checks (task keys, dataset, names, limits, evaluation sets), then :meth:`check`."""
         check_task_and_names(space, self.name, self.task_keys, self.datasets, self.defaults, self.names_hint)
         check_limits(space, self.limits, self.name)
         check_evaluate(space, self.classifies, self.name)
         self.check(space)
 
-    def check(self, space: "Space") -> None:
+    def check(self, space: "StudyView") -> None:
         """The family's own schema checks (no I/O), after the shared ones."""
 
-    def resolve(self, space: "Space") -> list[str]:
+    def resolve(self, space: "StudyView") -> list[str]:
         """Find every file or model the space names; one line per thing found (``check --resolve``)."""
         raise NotImplementedError(f"the {self.name} family resolves nothing")
 
-    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None) -> Model:
+    def build(self, space: "StudyView", trial: TrialSpec, *, cache_dir: str | None = None) -> Model:
         """The model of one trial (``cache_dir``: where trials of the study share work, if anywhere)."""
         raise NotImplementedError(f"the {self.name} family builds no model")
 
-    def result_columns(self, space: "Space") -> dict[str, str]:
+    def result_columns(self, space: "StudyView") -> dict[str, str]:
         """Columns the family adds to the trials table: name -> ``float`` |
         ``int`` | ``str`` | ``bool``. Never pairing keys; any can be a
         comparison's score."""
@@ -242,7 +242,7 @@ def check_settings(settings: Mapping[str, Any], limits: Mapping[str, Limit], whe
             check_value(name, settings[name], limit, f"{where}: {name}", family)
 
 
-def check_limits(space: "Space", limits: Mapping[str, Limit], family: str) -> None:
+def check_limits(space: "StudyView", limits: Mapping[str, Limit], family: str) -> None:
     """Compared options, sampled values (every choice, both ends of every range)
     and fixed values against the family's limits, each error naming its key."""
     for name, options in space.compare:
@@ -270,7 +270,7 @@ def check_limits(space: "Space", limits: Mapping[str, Limit], family: str) -> No
     check_settings(fixed, limits, f"{space.path}: fixed", family)
 
 
-def named_values(space: "Space", name: str, default: Any) -> list[tuple[str, Any]]:
+def named_values(space: "StudyView", name: str, default: Any) -> list[tuple[str, Any]]:
     """Every value hyperparameter ``name`` can take in ``space``, each with the
     key that names it: the fixed value, every compared option, every sampled
     choice; the family default when the space names none. What ``resolve``
@@ -288,7 +288,7 @@ def named_values(space: "Space", name: str, default: Any) -> list[tuple[str, Any
     return out or [(f"default {name}", default)]
 
 
-def merge_settings(defaults: Mapping[str, Any], space: "Space", hparams: Mapping[str, Any]) -> dict[str, Any]:
+def merge_settings(defaults: Mapping[str, Any], space: "StudyView", hparams: Mapping[str, Any]) -> dict[str, Any]:
     """Defaults, then ``fixed``, then the trial's hyperparameters (null = unset)."""
     out = dict(defaults)
     out.update(dict(space.fixed))
@@ -296,7 +296,7 @@ def merge_settings(defaults: Mapping[str, Any], space: "Space", hparams: Mapping
     return out
 
 
-def check_task_and_names(space: "Space", family: str, task_keys, datasets, hyperparameters, hint: str = "") -> None:
+def check_task_and_names(space: "StudyView", family: str, task_keys, datasets, hyperparameters, hint: str = "") -> None:
     """The schema checks every torch family shares: known ``task`` keys, a
     known ``task.dataset``, and only the family's hyperparameter names in
     ``compare``, ``space`` and ``fixed``."""

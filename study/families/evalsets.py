@@ -28,7 +28,7 @@ from ..testbeds import read_testbed
 from .sentencedata import read_table
 
 if TYPE_CHECKING:
-    from space import Space
+    from .view import StudyView
 
 __all__ = ["EvalSet", "eval_sets", "eval_columns", "augmentation", "phenomena", "label_ids", "check_evaluate",
            "describe_eval_sets"]
@@ -78,17 +78,17 @@ def eval_sets(paths: tuple[str, ...]) -> list[EvalSet]:
     return out
 
 
-def eval_columns(space: "Space") -> dict[str, str]:
+def eval_columns(space: "StudyView") -> dict[str, str]:
     """The result columns ``evaluate:`` adds: ``eval_<name>`` -> ``float``."""
     return {s.column: "float" for s in eval_sets(space.evaluate)}
 
 
-def phenomena(space: "Space") -> list[str]:
+def phenomena(space: "StudyView") -> list[str]:
     """The phenomena of the test beds ``evaluate:`` names (what ``augment`` may be)."""
     return [p for path in space.evaluate if _is_testbed(path) for p in read_testbed(path).phenomena]
 
 
-def augmentation(space: "Space", phenomenon: str) -> tuple[list[str], list[str]]:
+def augmentation(space: "StudyView", phenomenon: str) -> tuple[list[str], list[str]]:
     """(texts, label names) of ``phenomenon``'s train sentences."""
     for path in space.evaluate:
         if _is_testbed(path):
@@ -110,7 +110,7 @@ def label_ids(labels, label_names: tuple[str, ...], where: str) -> list[int]:
     return [index[x] for x in labels]
 
 
-def check_evaluate(space: "Space", classifies: bool, family: str) -> None:
+def check_evaluate(space: "StudyView", classifies: bool, family: str) -> None:
     """``evaluate:`` only for classifying families; every file readable and well formed."""
     if not space.evaluate:
         return
@@ -125,7 +125,7 @@ def check_evaluate(space: "Space", classifies: bool, family: str) -> None:
     eval_sets(space.evaluate)
 
 
-def describe_eval_sets(space: "Space") -> list[str]:
+def describe_eval_sets(space: "StudyView") -> list[str]:
     """One line per evaluation set, for ``seedsweep check --resolve``."""
     return [f"evaluation set {s.name} ({s.source}): {len(s.texts)} sentences, column {s.column}"
             for s in eval_sets(space.evaluate)]

@@ -59,7 +59,7 @@ from .base import FamilyBase, Limit, ModelBase
 from .evalsets import check_evaluate
 
 if TYPE_CHECKING:
-    from ..spec.space import Space
+    from .view import StudyView
 
 __all__ = ["FAMILY", "SyntheticModel"]
 
@@ -72,7 +72,7 @@ CHUNK_MIB = 64
 class SyntheticModel(ModelBase):
     """One synthetic trial; see the module docstring for the formula."""
 
-    def __init__(self, space: "Space", trial: TrialSpec) -> None:
+    def __init__(self, space: "StudyView", trial: TrialSpec) -> None:
         task = space.task
         hp = trial.hparams
         self.tau = float(task.get("tau", 2.0))
@@ -150,7 +150,7 @@ def _distance(p, value, target) -> float:
     return abs(scale(value) - scale(target)) / (scale(p.high) - scale(p.low))
 
 
-def _check_optimum(space: "Space") -> None:
+def _check_optimum(space: "StudyView") -> None:
     optimum = space.task.get("optimum")
     if optimum is None:
         return
@@ -182,7 +182,7 @@ class SyntheticFamily(FamilyBase):
     defaults: Mapping[str, Any] = field(default_factory=dict)
     limits: Mapping[str, Limit] = field(default_factory=dict)
 
-    def validate(self, space: "Space") -> None:
+    def validate(self, space: "StudyView") -> None:
         check_evaluate(space, False, self.name)
         for key in space.task:
             if key not in TASK_KEYS:
@@ -231,10 +231,10 @@ class SyntheticFamily(FamilyBase):
             raise UserError(f"{space.path}: fixed.epoch_seconds", f"expected seconds >= 0, got {seconds!r}.",
                             "Give a number of seconds per epoch.")
 
-    def resolve(self, space: "Space") -> list[str]:
+    def resolve(self, space: "StudyView") -> list[str]:
         return ["synthetic: nothing to load"]
 
-    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None) -> SyntheticModel:
+    def build(self, space: "StudyView", trial: TrialSpec, *, cache_dir: str | None = None) -> SyntheticModel:
         return SyntheticModel(space, trial)
 
 

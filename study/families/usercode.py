@@ -3,7 +3,7 @@
 Their hyperparameters are whatever the study file names (``compare``,
 ``space``, ``fixed``): there is no table of defaults or limits to check them
 against. Files they name are relative to the study file's folder
-(:attr:`~study.spec.space.Space.base`). Each trial gets a folder of its own,
+(:attr:`~study.families.view.StudyView.base`). Each trial gets a folder of its own,
 ``trial.dir`` (``{trial_dir}`` in a command): under the run directory's
 ``work/`` folder, kept after the trial (checkpoints, logs the code writes;
 emptied when the trial runs again), or a temporary folder, removed afterwards,
@@ -26,7 +26,7 @@ from ..errors import UserError
 from ..schema import escape_key
 
 if TYPE_CHECKING:
-    from ..spec.space import Space
+    from .view import StudyView
 
 __all__ = ["study_folder", "hyperparameter_names", "check_task_keys", "trial_folder", "log_path", "as_argument",
            "captured_output", "LOG_BYTES"]
@@ -35,19 +35,19 @@ __all__ = ["study_folder", "hyperparameter_names", "check_task_keys", "trial_fol
 LOG_BYTES = 1 << 20
 
 
-def study_folder(space: "Space") -> Path:
+def study_folder(space: "StudyView") -> Path:
     """The folder that relative paths of the study file mean: the file's own
     folder (recorded in the manifest, so a rerun from it means the same)."""
     return Path(space.base or os.getcwd())
 
 
-def hyperparameter_names(space: "Space") -> list[str]:
+def hyperparameter_names(space: "StudyView") -> list[str]:
     """Every hyperparameter the study names, in file order: compared choices, sampled, fixed."""
     names = [c for c, _ in space.compare] + [p.name for p in space.params] + [k for k, _ in space.fixed]
     return list(dict.fromkeys(names))
 
 
-def check_task_keys(space: "Space", family: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
+def check_task_keys(space: "StudyView", family: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
     """Known ``task`` keys only, and the required ones present."""
     for key in space.task:
         if key not in allowed:

@@ -4,10 +4,10 @@
 (:mod:`.claimsfile`), and the configurations and trials a study holds
 (:mod:`.sampling`, :mod:`.grid`).
 
-May import: the ground floor (``study.errors``, ``files``, ``schema``,
-``processes``, ``testbeds``) and the families' registry (``study.families``);
-never ``study.store`` or ``study.execution``: a study is defined without
-running it or storing anything.
+May import: ``study.families`` (its registry) and the ground floor of
+``study`` (errors, files, schema, processes, testbeds); never
+``study.store`` or ``study.execution``: a study is defined without running
+it or storing anything.
 
 Every name below is importable from here (``from seedsweep.study.spec import NAME``); it is
 imported from its module on first use, so importing one module of the room

@@ -6,8 +6,9 @@ and their stamps (:mod:`.sealing`, :mod:`.stamps`), a study's status
 read from it (:mod:`.status`), and the study itself read back from its
 manifest (:mod:`.studies`).
 
-May import: the ground floor, the families' registry and ``study.spec``;
-never ``study.execution``: results are read without running anything.
+May import: ``study.spec``, ``study.families`` (its registry) and the
+ground floor of ``study``; never ``study.execution``: results are read
+without running anything.
 
 Every name below is importable from here (``from seedsweep.study.store import NAME``); it is
 imported from its module on first use, so importing one module of the room
@@ -28,6 +29,6 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
                "shard_seq", "fold_parts", "read_resolved", "stored_keys", "Cached"),
     "stamps": ("SEAL_KEY", "stamp", "stamps_of", "union"),
     "status": ("StudyStatus", "study_status"),
-    "studies": ("load_study", "hours_spent"),
+    "studies": ("load_study", "hours_spent", "journal_path"),
     "storage": ("Storage", "Vanished", "read_part", "read_part_metadata", "read_parts"),
 })

@@ -1,11 +1,12 @@
 """A study as the store holds it: its definition read back from a run
 directory's manifest (a study is re-run, reported and judged from what was
-stored, never from a study file that may have changed since), and the hours
-it has run. The readers in :mod:`analysis` use these without importing
+stored, never from a study file that may have changed since), the hours
+it has run, and a tuned study's Optuna journals. The readers in :mod:`analysis` use these without importing
 anything that runs a study."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from datetime import datetime
@@ -14,11 +15,13 @@ from typing import Any
 
 from ..errors import UserError
 from ..files import is_uri
+from ..processes import records_folder
+from ..schema import escape_key
 from ..spec.space import Space
 from ..spec.spacefile import load_space, parse_space
 from .rundir import RunDir
 
-__all__ = ["load_study", "hours_spent"]
+__all__ = ["load_study", "hours_spent", "journal_path"]
 
 
 def load_study(path: str | os.PathLike | Space) -> Space:
@@ -61,3 +64,14 @@ def hours_spent(out: str) -> float:
     times = [t for c in ("started_at", "finished_at") for t in table.column(c).to_pylist() if t]
     parsed = [t if isinstance(t, datetime) else datetime.fromisoformat(str(t)) for t in times]
     return (max(parsed) - min(parsed)).total_seconds() / 3600 if parsed else 0.0
+
+
+def journal_path(out: str | os.PathLike, option: Any, replicate: int) -> Path:
+    """The Optuna journal of search (option, replicate): in the run directory
+    ``out``, or for an object-store ``out`` in a local cache folder
+    (``<tmp>/seedsweep-optuna-<uid>/<sha256 of the URI>``), which any machine
+    rebuilds from the stored rows whenever it is missing or behind."""
+    root = Path(out)
+    if is_uri(str(out)):
+        root = records_folder("optuna") / hashlib.sha256(str(out).rstrip("/").encode()).hexdigest()[:24]
+    return root / "optuna" / f"{escape_key(str(option))}.r{replicate:02d}.journal"

@@ -68,7 +68,7 @@ from .metrics import METRIC_KEYS, SOURCE_KEYS, WHEN, MetricsError, MetricsReader
 from .program import CappedLog, kill_group, launch, reap_orphans, stop_group, wait_for_end
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["CommandFamily", "CommandModel", "ProgramFailed", "ProgramTimeout", "FAMILY", "placeholders"]
 
@@ -114,7 +114,7 @@ def fill(arg: str, values: Mapping[str, Any]) -> str:
     return PLACEHOLDER.sub(one, arg)
 
 
-def _argv(space: "Space") -> list[str]:
+def _argv(space: "StudyView") -> list[str]:
     where = f"{space.path}: task.command"
     command = space.task.get("command")
     if isinstance(command, str):
@@ -132,7 +132,7 @@ def _argv(space: "Space") -> list[str]:
     return argv
 
 
-def _program(space: "Space", argv0: str) -> Path | None:
+def _program(space: "StudyView", argv0: str) -> Path | None:
     """The program file ``argv[0]`` names (None: not found)."""
     if argv0 in PYTHONS:
         return Path(sys.executable)
@@ -155,7 +155,7 @@ class CommandFamily:
     defaults: Mapping[str, Any] = field(default_factory=dict)
     limits: Mapping[str, Limit] = field(default_factory=dict)
 
-    def validate(self, space: "Space") -> None:
+    def validate(self, space: "StudyView") -> None:
         """The argv list, every placeholder a hyperparameter, ``seed`` or
         ``trial_dir``, every compared choice passed, the metrics mapping."""
         check_evaluate(space, False, self.name)
@@ -183,7 +183,7 @@ class CommandFamily:
                 raise UserError(f"{space.path}: task.{key}", f"expected a number >= {low:g}, got {value!r}.",
                                 "Fix the value (grace in seconds, log_bytes in bytes).")
 
-    def resolve(self, space: "Space") -> list[str]:
+    def resolve(self, space: "StudyView") -> list[str]:
         """The program exists; files named in the command (a script) are noted for the manifest."""
         argv = _argv(space)
         program = _program(space, argv[0])
@@ -198,7 +198,7 @@ class CommandFamily:
         reap_orphans()      # programs of an earlier run on this machine whose worker was killed
         return lines
 
-    def code_files(self, space: "Space") -> list[str]:
+    def code_files(self, space: "StudyView") -> list[str]:
         """Files the command names literally (a script beside the study file): the user's code."""
         out = []
         for arg in _argv(space)[1:]:
@@ -209,12 +209,12 @@ class CommandFamily:
                 out.append(str(path.resolve()))
         return out
 
-    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None,
+    def build(self, space: "StudyView", trial: TrialSpec, *, cache_dir: str | None = None,
               work_dir: str | None = None) -> "CommandModel":
         """The trial's program, ready to run (``work_dir``: the run directory's ``work/`` folder)."""
         return CommandModel(space, trial, work_dir)
 
-    def result_columns(self, space: "Space") -> dict[str, str]:
+    def result_columns(self, space: "StudyView") -> dict[str, str]:
         """``test_protocol``: whose selection the test score is (:data:`PROTOCOLS`)."""
         return {"test_protocol": "str"}
 
@@ -222,7 +222,7 @@ class CommandFamily:
 class CommandModel:
     """One trial of the program: :meth:`drive` runs it and reads its epochs."""
 
-    def __init__(self, space: "Space", trial: TrialSpec, work_dir: str | None) -> None:
+    def __init__(self, space: "StudyView", trial: TrialSpec, work_dir: str | None) -> None:
         self.space, self.trial, self.work_dir = space, trial, work_dir
         self.spec = parse_metrics(space.task["metrics"], "task.metrics")
         self.grace = float(space.task.get("grace", 10.0))

@@ -24,7 +24,7 @@ from .dispersion import dispersion, knn_accuracy
 from .settings import LIMITS, settings_of, vectors_source
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["EncoderModel", "embed", "balanced_sample", "RANDOM_INIT_SEED"]
 
@@ -152,7 +152,7 @@ def cached_embeddings(cache_dir: str | None, key: str, texts: list[str], s: dict
 class EncoderModel(ModelBase):
     """One trial: the split vectors (cached), a class-balanced sample per split, the scores."""
 
-    def __init__(self, space: "Space", hparams: dict[str, Any], seed: int, *, config_id: str = "",
+    def __init__(self, space: "StudyView", hparams: dict[str, Any], seed: int, *, config_id: str = "",
                  cache_dir: str | None = None) -> None:
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")   # in the worker, never at import
         self.s = s = settings_of(space, hparams)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import choice, integer, merge_settings
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["GLOVE", "DEFAULTS", "LIMITS", "settings_of", "vectors_source"]
 
@@ -28,7 +28,7 @@ LIMITS = {
 }
 
 
-def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
+def settings_of(space: "StudyView", hparams: dict[str, Any]) -> dict[str, Any]:
     """Defaults, then ``fixed``, then the trial's hyperparameters (null = unset)."""
     return merge_settings(DEFAULTS, space, hparams)
 

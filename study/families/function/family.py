@@ -38,14 +38,14 @@ from .loader import check_reference, load_function, parse_reference, source_file
 from .trialapi import Trial
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["FunctionFamily", "FunctionModel", "FAMILY"]
 
 TASK_KEYS = ("function", "name", "extras", "log_bytes")
 
 
-def _extras(space: "Space") -> tuple[str, ...]:
+def _extras(space: "StudyView") -> tuple[str, ...]:
     extras = space.task.get("extras") or []
     where = f"{space.path}: task.extras"
     if not isinstance(extras, list) or not all(isinstance(e, str) and e.isidentifier() for e in extras):
@@ -63,7 +63,7 @@ def _extras(space: "Space") -> tuple[str, ...]:
 class FunctionModel:
     """One trial of the user's function: :meth:`drive` calls it once."""
 
-    def __init__(self, fn, space: "Space", trial: TrialSpec, work_dir: str | None) -> None:
+    def __init__(self, fn, space: "StudyView", trial: TrialSpec, work_dir: str | None) -> None:
         self.fn, self.space, self.trial, self.work_dir = fn, space, trial, work_dir
         self.extras = _extras(space)
         self.per_epoch: list[dict[str, float]] = []
@@ -111,11 +111,11 @@ class FunctionFamily:
     limits: Mapping[str, Limit] = field(default_factory=dict)
     source: str = "built in (seedsweep's own: your Python function)"
 
-    def reference(self, space: "Space"):
+    def reference(self, space: "StudyView"):
         """``task.function`` parsed (a file beside the study file, or a module)."""
         return parse_reference(space.task.get("function"), study_folder(space), f"{space.path}: task.function")
 
-    def validate(self, space: "Space") -> None:
+    def validate(self, space: "StudyView") -> None:
         """``task`` keys; the function's file or module exists and, read without running it, takes one argument."""
         check_evaluate(space, False, self.name)
         check_task_keys(space, self.name, TASK_KEYS, ("function",))
@@ -126,7 +126,7 @@ class FunctionFamily:
                             "Give the per-trial log's cap in bytes, e.g. 1048576.")
         check_reference(self.reference(space), study_folder(space), f"{space.path}: task.function")
 
-    def resolve(self, space: "Space") -> list[str]:
+    def resolve(self, space: "StudyView") -> list[str]:
         """Imports the function (its import-time errors surface here) and notes its file for the manifest."""
         ref = self.reference(space)
         where = f"{space.path}: task.function"
@@ -135,18 +135,18 @@ class FunctionFamily:
         note_read(path)
         return [f"function {ref.name} in {path}"]
 
-    def code_files(self, space: "Space") -> list[str]:
+    def code_files(self, space: "StudyView") -> list[str]:
         """The user's code whose change a resume refuses: the function's file."""
         ref = self.reference(space)
         return [str(source_file(ref, study_folder(space), f"{space.path}: task.function"))]
 
-    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None,
+    def build(self, space: "StudyView", trial: TrialSpec, *, cache_dir: str | None = None,
               work_dir: str | None = None) -> FunctionModel:
         """The trial's call of the imported function (``work_dir``: the run directory's ``work/`` folder)."""
         fn = load_function(self.reference(space), study_folder(space), f"{space.path}: task.function")
         return FunctionModel(fn, space, trial, work_dir)
 
-    def result_columns(self, space: "Space") -> dict[str, str]:
+    def result_columns(self, space: "StudyView") -> dict[str, str]:
         """``task.extras``, each a float column (its value at the best dev epoch)."""
         return {name: "float" for name in _extras(space)}
 

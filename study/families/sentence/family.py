@@ -14,7 +14,7 @@ from .model import SentenceModel
 from .settings import DEFAULTS, LIMITS, auto_width, n_params, settings_of
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["FAMILY"]
 
@@ -26,7 +26,7 @@ class SentenceFamily(FamilyBase):
     train_defaults = Train(max_epochs=20, patience=3, metric="accuracy", mode="max", timeout_s=None, retries=1)
     defaults, limits, task_keys, datasets = DEFAULTS, LIMITS, TASK_KEYS, SENTENCE_DATASETS
 
-    def check(self, space: "Space") -> None:
+    def check(self, space: "StudyView") -> None:
         if space.train.metric != "accuracy" or space.train.mode != "max":
             raise UserError(f"{space.path}: train.metric", "the sentence family scores by accuracy (mode max).",
                             "Leave train.metric and train.mode out.")
@@ -36,7 +36,7 @@ class SentenceFamily(FamilyBase):
                 raise UserError(f"{space.path}: {where}", f"augment {value!r} is not a phenomenon of the test beds "
                                 "in evaluate:.", f"Use one of: {', '.join(allowed)}.")
 
-    def resolve(self, space: "Space") -> list[str]:
+    def resolve(self, space: "StudyView") -> list[str]:
         data = load_sentences(dict(space.task))
         lines = [f"dataset {data.name}: train {len(data.train)}, dev {len(data.dev)}, test {len(data.test)} "
                  f"texts, {len(data.label_names)} labels"]
@@ -54,21 +54,21 @@ class SentenceFamily(FamilyBase):
                              f"{count:,} trainable parameters")
         return lines + describe_eval_sets(space)
 
-    def result_columns(self, space: "Space") -> dict[str, str]:
+    def result_columns(self, space: "StudyView") -> dict[str, str]:
         return {"params": "int", "units": "int", **eval_columns(space)}
 
-    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None):
+    def build(self, space: "StudyView", trial: TrialSpec, *, cache_dir: str | None = None):
         return SentenceModel(space, trial.hparams, trial.seed)
 
     vectorizes = True           # train.vectorize_seeds: a population as one batched model
 
-    def build_group(self, space: "Space", trials: list[TrialSpec], *, cache_dir: str | None = None):
+    def build_group(self, space: "StudyView", trials: list[TrialSpec], *, cache_dir: str | None = None):
         """One population: the seeds of one configuration and option trained as one batched model."""
         from .population import Population     # torch at import: only when a population trains
 
         return Population(space, trials)
 
-    def seed_scope(self, space: "Space") -> dict[str, str]:
+    def seed_scope(self, space: "StudyView") -> dict[str, str]:
         """What a seed varies (the manifest's ``seed_scope``), lone or vectorised alike."""
         orders = {v for _, v in named_values(space, "order_seed", None)}
         order = "seed" if orders == {None} else f"order_seed {', '.join(map(str, sorted(orders, key=str)))} " \

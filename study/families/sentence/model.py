@@ -16,7 +16,7 @@ from ..vectors import load_vectors
 from .settings import LIMITS, auto_width, n_params, settings_of
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["SentenceModel", "Prepared", "tokens", "Encoded", "order_seed"]
 
@@ -66,7 +66,7 @@ class Prepared:
     splits as word ids with labels (augmentation included), the evaluation
     sets, the vector matrix and the width."""
 
-    def __init__(self, space: "Space", hparams: dict[str, Any]) -> None:
+    def __init__(self, space: "StudyView", hparams: dict[str, Any]) -> None:
         self.s = s = settings_of(space, hparams)
         check_settings(s, LIMITS, space.path, "sentence")
         task = dict(space.task) if s["phrases"] is None else {**space.task, "phrases": bool(s["phrases"])}
@@ -150,7 +150,7 @@ def order_seed(s: dict[str, Any], seed: int) -> int:
 class SentenceModel(ModelBase):
     """One trial of the sentence family (see the package docstring)."""
 
-    def __init__(self, space: "Space", hparams: dict[str, Any], seed: int) -> None:
+    def __init__(self, space: "StudyView", hparams: dict[str, Any], seed: int) -> None:
         import torch
 
         self.torch = torch

@@ -51,7 +51,7 @@ from .model import CLIP, Prepared, order_seed
 from .stacked import Stacked
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["Population"]
 
@@ -67,7 +67,7 @@ class Population(Stacked):
     ``collapse_reason(i, best_epoch)`` and ``results(i, best_epoch)``.
     """
 
-    def __init__(self, space: "Space", trials: list[TrialSpec]) -> None:
+    def __init__(self, space: "StudyView", trials: list[TrialSpec]) -> None:
         hparams = trials[0].hparams
         if any(t.hparams != hparams for t in trials):
             raise ValueError("a population shares its configuration and option: these trials differ")

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import choice, integer, merge_settings, number
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["ARCHITECTURES", "KERNELS", "DEFAULTS", "LIMITS", "n_params", "auto_width", "settings_of"]
 
@@ -55,6 +55,6 @@ def auto_width(architecture: str, dim: int, classes: int, target: int = 40_000) 
     return min(range(1, 4097), key=lambda w: (abs(n_params(architecture, w, dim, classes) - target), w))
 
 
-def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
+def settings_of(space: "StudyView", hparams: dict[str, Any]) -> dict[str, Any]:
     """Defaults, then ``fixed``, then the trial's hyperparameters (null = unset)."""
     return merge_settings(DEFAULTS, space, hparams)

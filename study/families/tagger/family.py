@@ -13,7 +13,7 @@ from .model import TaggerModel
 from .settings import DEFAULTS, LIMITS, TASK_KEYS
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["FAMILY"]
 
@@ -24,7 +24,7 @@ class TaggerFamily(FamilyBase):
     train_defaults = Train(max_epochs=30, patience=5, metric="f1", mode="max", timeout_s=None, retries=1)
     defaults, limits, task_keys, datasets = DEFAULTS, LIMITS, TASK_KEYS, tuple(DATASETS)
 
-    def resolve(self, space: "Space") -> list[str]:
+    def resolve(self, space: "StudyView") -> list[str]:
 
         corpus = load_corpus(dict(space.task))
         out = [f"dataset {corpus.name}: train {len(corpus.train)}, dev {len(corpus.dev)}, test {len(corpus.test)} "
@@ -38,7 +38,7 @@ class TaggerFamily(FamilyBase):
             out.append(f"embeddings {source}: {matrix.shape[1]} dimensions")
         return out
 
-    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None):
+    def build(self, space: "StudyView", trial: TrialSpec, *, cache_dir: str | None = None):
         return TaggerModel(space, trial.hparams, trial.seed)
 
 

@@ -21,7 +21,7 @@ from .schemes import convert
 from .settings import EVAL_BATCH, LIMITS, settings_of
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["TaggerModel"]
 
@@ -68,7 +68,7 @@ def _encode(sentences, vocab, char_index, tag_index, scheme, corpus_scheme) -> _
 class TaggerModel(ModelBase):
     """One trial of the tagger family (see the module docstring)."""
 
-    def __init__(self, space: "Space", hparams: dict[str, Any], seed: int) -> None:
+    def __init__(self, space: "StudyView", hparams: dict[str, Any], seed: int) -> None:
         torch, _ = torch_modules()
         self.torch = torch
         self.s = s = settings_of(space, hparams)

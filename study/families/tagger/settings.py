@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..base import choice, integer, merge_settings, number
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["DEFAULTS", "LIMITS", "EVAL_BATCH", "TASK_KEYS", "settings_of"]
 
@@ -42,6 +42,6 @@ EVAL_BATCH = 256     # sentences per prediction batch (no gradients: larger is f
 TASK_KEYS = {"dataset", "path", "train_sentences", "subset_seed", "column", "name"}
 
 
-def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
+def settings_of(space: "StudyView", hparams: dict[str, Any]) -> dict[str, Any]:
     """Defaults, then ``fixed``, then the trial's hyperparameters (null = unset)."""
     return merge_settings(DEFAULTS, space, hparams)

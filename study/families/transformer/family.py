@@ -15,7 +15,7 @@ from .model import TransformerModel
 from .settings import DEFAULTS, LIMITS, option_source
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["FAMILY"]
 
@@ -28,21 +28,21 @@ class TransformerFamily(FamilyBase):
     defaults, limits, task_keys, datasets = DEFAULTS, LIMITS, TASK_KEYS, SENTENCE_DATASETS
     names_hint = " The number of epochs is train.max_epochs."
 
-    def check(self, space: "Space") -> None:
+    def check(self, space: "StudyView") -> None:
         if space.train.metric != "accuracy" or space.train.mode != "max":
             raise UserError(f"{space.path}: train.metric", "the transformer family scores by accuracy (mode max).",
                             "Leave train.metric and train.mode out; choose early stopping on dev loss with "
                             "fixed: {stop_on: loss}.")
         check_model_options(space, DEFAULTS["model"])
 
-    def resolve(self, space: "Space") -> list[str]:
+    def resolve(self, space: "StudyView") -> list[str]:
         data = load_sentences(dict(space.task))
         return [f"dataset {data.name}: train {len(data.train)}, dev {len(data.dev)}, test {len(data.test)} "
                 f"texts, {len(data.label_names)} labels"] + \
             resolve_model_options(space, DEFAULTS["model"], lambda name: describe_model(name, option_source(name))) + \
             describe_eval_sets(space)
 
-    def build(self, space: "Space", trial: TrialSpec, *, cache_dir: str | None = None):
+    def build(self, space: "StudyView", trial: TrialSpec, *, cache_dir: str | None = None):
         return TransformerModel(space, trial.hparams, trial.seed)
 
 

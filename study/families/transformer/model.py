@@ -16,7 +16,7 @@ from ..sentencedata import cached_sentences
 from .settings import LIMITS, TINY, option_source, settings_of
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["TransformerModel"]
 
@@ -48,7 +48,7 @@ def _encoded(task_json: str, source: str, max_length: int):
 class TransformerModel(ModelBase):
     """One trial of the transformer family (see the module docstring)."""
 
-    def __init__(self, space: "Space", hparams: dict[str, Any], seed: int) -> None:
+    def __init__(self, space: "StudyView", hparams: dict[str, Any], seed: int) -> None:
         # trials set their own thread counts; set here (in the worker), never at import
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
         import torch

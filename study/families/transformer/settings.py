@@ -9,7 +9,7 @@ from ..base import Limit, integer, merge_settings, number
 from ..modelsources import model_source, parse_model
 
 if TYPE_CHECKING:
-    from ...spec.space import Space
+    from ..view import StudyView
 
 __all__ = ["DEFAULTS", "LIMITS", "TINY", "settings_of", "option_source"]
 
@@ -31,7 +31,7 @@ LIMITS = {
 TINY = "tiny-random-bert"
 
 
-def settings_of(space: "Space", hparams: dict[str, Any]) -> dict[str, Any]:
+def settings_of(space: "StudyView", hparams: dict[str, Any]) -> dict[str, Any]:
     """Defaults, then ``fixed``, then the trial's hyperparameters (null = unset)."""
     return merge_settings(DEFAULTS, space, hparams)
 
