@@ -170,7 +170,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         """The sealed claims' verdicts; the figure is hidden when no claims are
         sealed (and shown, saying so, when a broken seal left nothing to judge)."""
         view = views.get(version)
-        fig = claims_figure(run_dir, view.df, view.specs, view.results)
+        fig = claims_figure(view, view.df, view.specs, view.results)
         meta = fig.layout.meta
         return with_style(fig, meta.get("empty") and meta.get("sealed", True), shown)
 
@@ -181,9 +181,9 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         """The confidence sequences (until:) or budget curves (tune:), live; hidden for other studies."""
         view = views.get(version)
         spec = view.spec(choice)
-        if (tuned := None if view.imported or spec is None else study_tuned(run_dir, view.df)) is not None:
+        if (tuned := None if view.imported or spec is None else study_tuned(view, view.df)) is not None:
             return with_style(budget_figure(tuned, "budget"), False, shown)
-        decided = None if view.imported or spec is None else study_decided(run_dir, view.df)
+        decided = None if view.imported or spec is None else study_decided(view, view.df)
         return with_style(sequence_figure(decided, None if spec is None else spec.choice), decided is None, shown)
 
     @app.callback(Output("robustness", "figure"), Output("robustness", "style"), Output("drawn-robustness", "data"),
@@ -193,7 +193,7 @@ def create_app(run_dir: str | Path, *, interval_s: float = 2.0):
         """Every model's accuracy on the evaluation sets; hidden when the study scored none."""
         view = views.get(version)
         spec = view.spec(choice)
-        rob = None if spec is None else robustness_of(view.df, spec, view.results, study_tau(run_dir))
+        rob = None if spec is None else robustness_of(view.df, spec, view.results, study_tau(view))
         if rob is None:
             return with_style(empty_figure("robustness", "no evaluation sets"), True, shown)
         return with_style(robustness_figure(rob), False, shown)

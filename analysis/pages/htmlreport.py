@@ -100,7 +100,7 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
     if computed is None:
         computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
     if judged is None:
-        judged = judge_run(view.path, view.df, view.specs, view.results, imported=view.imported,
+        judged = judge_run(view, view.df, view.specs, view.results, imported=view.imported,
                            n_bootstrap=n_bootstrap, seed=seed)
     out: list[tuple[str, str, object]] = [("Progress", "progress", F.progress_figure(view))]
     decided = judged.decided
@@ -130,7 +130,7 @@ def report_figures(view: F.RunView, *, n_bootstrap: int = 1000, seed: int = 0, c
                         F.seed_distribution_figure(view.df, spec, f"seed-distribution-{s}")))
         if not view.imported:
             out.append(("", f"learning-{s}", learning_figure(view.epochs, view.df, spec, f"learning-{s}")))
-    tau = study_tau(view.path)
+    tau = study_tau(view)
     for i, spec in enumerate(s for s in view.specs if robustness_of(view.df, s, view.results, tau) is not None):
         rob = robustness_of(view.df, spec, view.results, tau)
         out.append(("Robustness to the evaluation sets" if i == 0 else "", f"robustness-{slug(spec.name)}",
@@ -154,7 +154,7 @@ def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) 
     """The report of ``run_dir`` as one HTML document (figures and tables)."""
     view = F.load_view(run_dir)
     computed = compute(view.df, view.specs, view.results, n_bootstrap=n_bootstrap, seed=seed)
-    judged = judge_run(view.path, view.df, view.specs, view.results, imported=view.imported,
+    judged = judge_run(view, view.df, view.specs, view.results, imported=view.imported,
                        n_bootstrap=n_bootstrap, seed=seed)
     parts = [f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
              f"<title>seedsweep report: {html.escape(view.study)}</title><style>{_STYLE}</style>"
@@ -182,7 +182,7 @@ def html_report(run_dir: str | Path, *, n_bootstrap: int = 1000, seed: int = 0) 
             parts.append(pio.to_html(fig, include_plotlyjs=False, full_html=False, div_id=fig_id, config=config,
                                      validate=False))
     parts.append("<h2>Tables</h2>")
-    parts.append(report(run_dir, "html", n_bootstrap=n_bootstrap, seed=seed, computed=computed,
+    parts.append(report(view, "html", n_bootstrap=n_bootstrap, seed=seed, computed=computed,
                         judged=judged))
     parts.append(f"<script type='text/javascript'>{_LAZY_JS % json.dumps(config)}</script>")
     parts.append("</body></html>\n")

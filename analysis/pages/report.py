@@ -22,6 +22,7 @@ from seedsweep.study.files import write_text
 from ..reading.imported import read_import_spec
 from ..reading.ledger import Ledger, ledger, ledger_tables
 from ..reading.load import comparisons_of, load, study_tau
+from ..reading.opened import snapshot
 from ..reading.rundirs import StudyDecisions, study_decided, study_tuned
 from ..specs import ComparisonSpec, as_categories, rows_where
 from ..stats.insights import compute
@@ -80,6 +81,7 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
     ``fmt`` (markdown, html or latex); ``df``: its trials, if already loaded;
     ``computed``: :func:`analysis.stats.insights.compute`'s result, and ``judged``:
     :func:`judge_run`'s, if found already."""
+    run_dir = snapshot(run_dir)          # every section below reads the directory's manifest once between them
     specs, results = comparisons_of(run_dir)
     if computed is None:
         computed = compute(as_categories(load(run_dir) if df is None else df), specs, results,

@@ -35,6 +35,7 @@ from seedsweep.study.store.manifest import imported_manifest
 from seedsweep.study.store.rundir import RunDir
 
 from ..specs import ComparisonSpec
+from .opened import opened
 
 __all__ = ["import_csv", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"]
 
@@ -238,9 +239,10 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
     return out
 
 
-def read_import_spec(run_dir: str | Path) -> ImportSpec | None:
-    """The ``import.json`` of an imported run directory (None for a seedsweep run)."""
-    rd = RunDir(run_dir)
+def read_import_spec(run_dir) -> ImportSpec | None:
+    """The ``import.json`` of an imported run directory (None for a seedsweep run); ``run_dir``: a path, or
+    an opened run (:mod:`analysis.reading.opened`)."""
+    rd = opened(run_dir)
     raw = rd.read_import_spec()
     if raw is None:
         return None

@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pandas as pd
 
 from seedsweep.study.errors import UserError
-from seedsweep.study.store.studies import load_study
 from seedsweep.study.spec.claimsfile import Claims
 from seedsweep.study.spec.until import Until
-from seedsweep.study.store.rundir import RunDir
 from seedsweep.study.store.sealing import sealed_claims, verify
 
 from ..stats.claims import ClaimResult, judge
 from ..stats.verdict import outcome
 from ..tables import Table
+from .opened import Run, opened, run_path, study_of
 
 __all__ = ["Ledger", "ledger", "ledger_tables", "until_of", "judge_claims"]
 
@@ -45,10 +43,10 @@ class Ledger:
         return not self.problems
 
 
-def until_of(run_dir: str | Path) -> Until | None:
+def until_of(run_dir: Run) -> Until | None:
     """The ``until:`` settings of the study that ran in ``run_dir`` (None: not an adaptive study)."""
     try:
-        return load_study(run_dir).until
+        return study_of(run_dir).until
     except UserError:                   # no study file (imported results, a bare directory)
         return None
 
@@ -60,12 +58,12 @@ def judge_claims(claims: Claims, df: pd.DataFrame, specs=(), results=(), *, unti
                   bounds=None if until is None else until.claim_bounds) for c in claims.claims]
 
 
-def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> Ledger | None:
+def ledger(run_dir: Run, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> Ledger | None:
     """The run directory's sealed claims judged on ``df`` (None when none are
     sealed and nothing says they were). The seal is checked first
     (:func:`study.store.sealing.verify`): when it is broken, the claims found are
     still judged, but the outcome and every verdict are marked unsealed."""
-    rd = RunDir(run_dir)
+    rd = opened(run_dir)
     check = verify(rd)
     record = check.record or {}
     if not record and check.intact:
@@ -75,7 +73,7 @@ def ledger(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), *, seed:
     result = outcome([r.verdict.verdict for r in judged]) if judged else "no claims to judge"
     if not check.intact:
         result = f"{UNSEALED} ({result}): the seal is broken"
-    return Ledger(claims, judged, result, record, list(check.problems), check.fix(run_dir))
+    return Ledger(claims, judged, result, record, list(check.problems), check.fix(run_path(run_dir)))
 
 
 def _num(x: float) -> str:

@@ -11,6 +11,7 @@ from seedsweep.study.store.rundir import RunDir  # the store's reader: parts and
 
 from ..specs import ComparisonSpec
 from .imported import read_import_spec
+from .opened import Run, opened
 
 __all__ = ["load", "load_epochs", "trials_frame", "epochs_frame", "comparisons_of", "study_tau", "scoring"]
 
@@ -45,7 +46,7 @@ def load(run_dir: str | Path) -> pd.DataFrame:
     >>> df.groupby("option").test_score.median().round(3).to_dict()
     {'crf': 0.875, 'softmax': 0.82}
     """
-    rd = RunDir(run_dir)
+    rd = opened(run_dir)
     rd.require()
     df = trials_frame(rd.read_trials())
     df.attrs.update(scoring(rd.manifest()))
@@ -67,12 +68,12 @@ def load_epochs(run_dir: str | Path) -> pd.DataFrame:
     return epochs_frame(rd.read_epochs())
 
 
-def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]]:
-    """(comparisons to report, extra result columns) of a run directory."""
+def comparisons_of(run_dir: Run) -> tuple[list[ComparisonSpec], list[str]]:
+    """(comparisons to report, extra result columns) of a run directory (a path, or an opened run)."""
     spec = read_import_spec(run_dir)
     if spec is not None:
         return list(spec.comparisons), list(spec.results)
-    rd = RunDir(run_dir)
+    rd = opened(run_dir)
     rd.require()
     manifest = rd.manifest()
     recorded = manifest.get("compare")
@@ -92,9 +93,9 @@ def comparisons_of(run_dir: str | Path) -> tuple[list[ComparisonSpec], list[str]
     return [ComparisonSpec(c, c, opts, mode=mode) for c, opts in options.items()], results
 
 
-def study_tau(run_dir) -> float:
+def study_tau(run_dir: Run) -> float:
     """The study's τ (``tau:`` of the study file, kept in the manifest; 0.1 by default)."""
     try:
-        return float(RunDir(run_dir).manifest().get("tau", 0.1))
+        return float(opened(run_dir).manifest().get("tau", 0.1))
     except Exception:  # noqa: BLE001 - a directory without a readable manifest takes the default
         return 0.1

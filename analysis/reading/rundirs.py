@@ -9,13 +9,12 @@ statistics themselves are pure functions of tables
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
 from seedsweep.study.errors import UserError
 from seedsweep.study.spec.until import Look
-from seedsweep.study.store.studies import hours_spent, load_study
+from seedsweep.study.store.studies import hours_spent, span_hours
 from seedsweep.study.spec.until import Until
 from seedsweep.study.store.rundir import RunDir
 from seedsweep.study.store.sealing import sealed_claims
@@ -29,6 +28,7 @@ from ..tables import Table
 from .imported import read_import_spec
 from .ledger import judge_claims
 from .load import comparisons_of, load
+from .opened import Run, opened, run_path, study_of
 
 __all__ = ["WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "spending_looks", "claims_at", "look_record"]
 
@@ -80,10 +80,10 @@ def look_record(tracked: list[Tracked], until: Until) -> dict:
     return {"until": until.as_dict(), "decisions": [s["decision"] for s in sequences], "sequences": sequences}
 
 
-def claims_at(run_dir, df: pd.DataFrame, specs, results, until: Until, samples: int) -> list[ClaimResult]:
+def claims_at(run_dir: Run, df: pd.DataFrame, specs, results, until: Until, samples: int) -> list[ClaimResult]:
     """The sealed claims of ``run_dir`` judged, with anytime-valid intervals,
     on its first ``samples`` configurations (none when no claims are sealed)."""
-    claims = sealed_claims(RunDir(run_dir))
+    claims = sealed_claims(opened(run_dir))
     if claims is None:
         return []
     return judge_claims(claims, upto_configurations(df, samples), specs, results, until=until)
@@ -115,37 +115,45 @@ class StudyDecisions:
                                extension=self.extension)
 
 
-def study_decided(run_dir, df: pd.DataFrame) -> StudyDecisions | None:
+def study_decided(run_dir: Run, df: pd.DataFrame) -> StudyDecisions | None:
     """The decisions of an adaptive run directory (its study file has
     ``until:``); None for other directories."""
     if read_import_spec(run_dir) is not None:
         return None
     try:
-        space = load_study(run_dir)
+        space = study_of(run_dir)
     except UserError:
         return None
     if space.until is None:
         return None
     specs, results = comparisons_of(run_dir)
-    configs = RunDir(run_dir).configs()
+    rd = opened(run_dir)
+    configs = rd.configs()
     samples = configs.num_rows if configs is not None else space.samples      # the configurations run so far
     looks, cap = spending_looks(space.until, space.samples, space.trials_per_config, samples)
-    extension = RunDir(run_dir).read_extension()
+    extension = rd.read_extension()
     until = space.until
     budget = until.sample_cap(space.trials_per_config) if extension is None else int(extension["budget"])
     final = (budget is not None and samples >= budget) or \
-        (bool(until.budget_hours) and hours_spent(str(run_dir)) >= until.budget_hours)
-    tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=str(run_dir),
+        (bool(until.budget_hours) and hours_of(run_dir, df) >= until.budget_hours)
+    tracked = track(df, space.until, specs, results, seeds=len(space.seeds), upto=samples, where=run_path(run_dir),
                     looks=looks, cap=cap, extension=extension, final=final)
     cap = budget
     claims = claims_at(run_dir, df, specs, results, until, samples) if until.claims else None
     return StudyDecisions(tracked, until, cap is not None and samples >= cap, claims, extension)
 
 
-def study_tuned(run_dir: str | Path, df: pd.DataFrame, *, n_bootstrap: int = 1000,
+def hours_of(run_dir: Run, df: pd.DataFrame) -> float:
+    """Hours the study has run (:func:`study.store.studies.hours_spent`), from ``df``'s times when it has them."""
+    if {"started_at", "finished_at"} <= set(df.columns):
+        return span_hours([*df["started_at"].dropna().tolist(), *df["finished_at"].dropna().tolist()])
+    return hours_spent(run_path(run_dir))
+
+
+def study_tuned(run_dir: Run, df: pd.DataFrame, *, n_bootstrap: int = 1000,
                 seed: int = 0) -> TunedComparison | None:
     """The tuned comparison of a tuned study's run directory (None for any other)."""
-    rd = RunDir(run_dir)
+    rd = opened(run_dir)
     try:
         manifest = rd.manifest()
     except UserError:                   # no readable manifest: not a tuned study

@@ -29,6 +29,6 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
                "shard_seq", "fold_parts", "read_resolved", "stored_keys", "Cached"),
     "stamps": ("SEAL_KEY", "stamp", "stamps_of", "union"),
     "status": ("StudyStatus", "study_status"),
-    "studies": ("load_study", "hours_spent", "journal_path"),
+    "studies": ("load_study", "study_from_manifest", "hours_spent", "span_hours", "journal_path"),
     "storage": ("Storage", "Vanished", "read_part", "read_part_metadata", "read_parts"),
 })

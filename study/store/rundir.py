@@ -287,10 +287,11 @@ class RunDir:
                             "Restore it, or import the source file again into a new folder.") from None
 
     def signature(self) -> str:
-        """Changes whenever a trial is stored, the directory is compacted or the
-        driver's progress file is rewritten (cheap: a few ``stat`` calls)."""
+        """Changes whenever a trial is stored, the directory is compacted, the
+        driver's progress file or the manifest or sealed claims are rewritten (cheap: a few ``stat`` calls)."""
         parts = []
-        for p in (self.trials_dir, self.shards_dir, self.compacted_trials, self.progress_path, self.import_path):
+        for p in (self.trials_dir, self.shards_dir, self.compacted_trials, self.progress_path, self.import_path,
+                  self.manifest_path, self.claims_path):
             try:
                 st = os.stat(p)
                 parts.append(f"{st.st_mtime_ns}:{st.st_size}")

@@ -21,7 +21,7 @@ from ..spec.space import Space
 from ..spec.spacefile import load_space, parse_space
 from .rundir import RunDir
 
-__all__ = ["load_study", "hours_spent", "journal_path"]
+__all__ = ["load_study", "study_from_manifest", "hours_spent", "span_hours", "journal_path"]
 
 
 def load_study(path: str | os.PathLike | Space) -> Space:
@@ -34,18 +34,19 @@ def load_study(path: str | os.PathLike | Space) -> Space:
         rd = RunDir(str(path) if is_uri(str(path)) else Path(path))
         if rd.exists() or rd.remote:
             rd.require()
-            return _from_manifest(rd.manifest(), str(rd.manifest_path))
+            return study_from_manifest(rd.manifest(), str(rd.manifest_path))
     p = Path(path)
     if p.suffix == ".json" and p.exists():
         try:
             manifest = json.loads(p.read_text())
         except json.JSONDecodeError:
             manifest = None
-        return _from_manifest(manifest, str(p))
+        return study_from_manifest(manifest, str(p))
     return load_space(p)
 
 
-def _from_manifest(manifest: Any, where: str) -> Space:
+def study_from_manifest(manifest: Any, where: str) -> Space:
+    """The study a run directory's manifest holds (its YAML text, parsed as the study file was)."""
     try:
         text = manifest["yaml"]
     except (KeyError, TypeError):
@@ -61,8 +62,12 @@ def hours_spent(out: str) -> float:
     table = RunDir(out).read_trials(["started_at", "finished_at"])
     if table is None or table.num_rows == 0:
         return 0.0
-    times = [t for c in ("started_at", "finished_at") for t in table.column(c).to_pylist() if t]
-    parsed = [t if isinstance(t, datetime) else datetime.fromisoformat(str(t)) for t in times]
+    return span_hours([t for c in ("started_at", "finished_at") for t in table.column(c).to_pylist()])
+
+
+def span_hours(times) -> float:
+    """Hours from the earliest to the latest of ``times`` (datetimes or ISO strings; empty ones skipped)."""
+    parsed = [t if isinstance(t, datetime) else datetime.fromisoformat(str(t)) for t in times if t]
     return (max(parsed) - min(parsed)).total_seconds() / 3600 if parsed else 0.0
 
 
