@@ -33,11 +33,13 @@ def block(marker: str, page: Path = TUTORIAL) -> str:
     return re.search(r"```\w*\n(.*?)```", inner, re.S).group(1)
 
 
-def run_as_written(tmp_path: Path, shell: str, python: str | None = None):
-    """``shell`` (bash -e) in a folder holding ``examples/`` and the tests' venv as ``.venv``,
-    then ``python`` from ``examples/pytorch``, on private Rays; their completed processes."""
-    shutil.copytree(REPO / "examples", tmp_path / "examples")
-    (tmp_path / ".venv").symlink_to(Path(sys.executable).parents[1])      # the venv that runs the tests
+def run_as_written(tmp_path: Path, shell: str, python: str | None = None, *, fresh: bool = True):
+    """``shell`` (bash -e) in a folder holding ``examples/`` and the tests' venv as ``.venv``
+    (``fresh``: made now; else the folder an earlier block ran in), then ``python`` from
+    ``examples/pytorch``, on private Rays; their completed processes."""
+    if fresh:
+        shutil.copytree(REPO / "examples", tmp_path / "examples")
+        (tmp_path / ".venv").symlink_to(Path(sys.executable).parents[1])      # the venv that runs the tests
     tag = uuid.uuid4().hex
     ray_tmp = tempfile.mkdtemp(prefix="ssr-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
@@ -57,10 +59,19 @@ def run_as_written(tmp_path: Path, shell: str, python: str | None = None):
     return sh, py
 
 
-def test_the_your_own_model_commands_run_as_written(tmp_path):
+@pytest.fixture(scope="module")
+def tutorial(tmp_path_factory):
+    """The tutorial's shell and Python blocks run once, in a fresh folder: (folder, shell, processes)."""
+    folder = tmp_path_factory.mktemp("own-model")
     shell, python = block("your-own-model"), block("your-own-model-python")
+    sh, py = run_as_written(folder, shell, python)
+    return folder, shell, sh, py
+
+
+def test_the_your_own_model_commands_run_as_written(tutorial):
+    tmp_path, shell, sh, py = tutorial
+    python = block("your-own-model-python")
     assert "seedsweep run examples/pytorch/command.yaml" in shell and "seedsweep.define(" in python
-    sh, py = run_as_written(tmp_path, shell, python)
     assert "resolved: function fit in" in sh.stdout
     assert re.search(r"\| command \| 2 \| win share \| [\d.]+%†? \| [\d.]+%†? \|", sh.stdout), sh.stdout[-3000:]
     assert re.search(r"^function +your code", sh.stdout, re.M) and re.search(r"^command +your code", sh.stdout, re.M)
@@ -78,10 +89,19 @@ def test_the_your_own_model_commands_run_as_written(tmp_path):
     assert (tmp_path / "examples" / "pytorch" / "digits-api.yaml").read_text().startswith("name: digits-api\n")
 
 
-def test_the_readme_example_runs_as_written(tmp_path):
+def test_the_readme_example_runs_as_written(tutorial):
+    """The README's block runs as written where the tutorial ran: its study command is, word for word, the
+    tutorial's first run (which ran it from scratch), so here the same command finds every trial stored,
+    stores nothing twice, and the report prints the table."""
+    folder, tutorial_shell, _, _ = tutorial
     shell = block("readme-own-study", REPO / "README.md")
-    assert "seedsweep run examples/pytorch/function.yaml" in shell
-    sh, _ = run_as_written(tmp_path, shell)
+    run_line = next(line for line in shell.splitlines() if " run " in line)
+    assert run_line == ".venv/bin/seedsweep run examples/pytorch/function.yaml --out runs/digits-function --quiet"
+    assert run_line.removeprefix(".venv/bin/") in [line.split("#")[0].strip() for line in tutorial_shell.splitlines()]
+    stored = RunDir(folder / "runs/digits-function").read_trials().to_pandas().sort_values("trial_key")
+    sh, _ = run_as_written(folder, shell, fresh=False)
     assert re.search(r"\| function \| 2 \| win share \| [\d.]+%†? \| [\d.]+%†? \|", sh.stdout), sh.stdout[-3000:]
-    table = RunDir(tmp_path / "runs/digits-function").read_trials().to_pandas()
+    table = RunDir(folder / "runs/digits-function").read_trials().to_pandas().sort_values("trial_key")
     assert len(table) == 8 and set(table.status) == {"ok"}
+    assert table.trial_key.tolist() == stored.trial_key.tolist() and table.finished_at.tolist() == \
+        stored.finished_at.tolist(), "the README's run stored trials again"
