@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -39,9 +40,9 @@ def compare(replicates: int, folder: Path) -> dict:
     outcomes = {}
     for sampler in ("tpe", "random"):
         space = folder / f"{sampler}.yaml"
-        space.write_text(SMOOTH.replace("sampler: tpe", f"sampler: {sampler}")
-                         .replace("name: smooth", f"name: {sampler}")
-                         .replace("replicates: 8", f"replicates: {replicates}"))
+        text = re.sub(r"replicates: \d+", f"replicates: {replicates}", SMOOTH)
+        assert f"replicates: {replicates}" in text, "the test's study no longer says how many replicates"
+        space.write_text(text.replace("sampler: tpe", f"sampler: {sampler}").replace("name: smooth", f"name: {sampler}"))
         summary = run_tuned(space, folder / sampler, num_cpus=2)
         assert not summary.interrupted, summary
         outcomes[sampler] = tuned_outcomes(analysis.load(folder / sampler), 32)[32]

@@ -53,14 +53,14 @@ def footer_stamps(folder: Path) -> list[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def sealed_run(tmp_path_factory) -> tuple[Path, Path]:
-    """A synthetic study run with its claims sealed first: (run directory, study file)."""
+def sealed_run(tmp_path_factory, worker_ray) -> tuple[Path, Path]:
+    """A synthetic study run with its claims sealed first: (run directory, study file), on the worker's Ray."""
     tmp = tmp_path_factory.mktemp("sealed")
     space, claims = tmp / "study.yaml", tmp / "claims.yaml"
     space.write_text(STUDY)
     claims.write_text(CLAIMS)
     out = tmp / "run"
-    r = seedsweep("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet", "--num-cpus", "2")
+    r = seedsweep("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet", "--address", worker_ray)
     assert r.returncode == 0, r.stderr
     return out, space
 

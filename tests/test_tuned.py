@@ -47,7 +47,7 @@ space:
   units: {int: [10, 300]}
   momentum: {uniform: [0.0, 1.0]}
 train: {max_epochs: 1, patience: 1}
-tune: {sampler: tpe, budget: 32, replicates: 8, wave: 8}
+tune: {sampler: tpe, budget: 32, replicates: 6, wave: 8}
 """
 
 SMALL = """
@@ -74,10 +74,11 @@ def rows(out) -> pd.DataFrame:
 
 
 def test_tpe_beats_random_search_on_a_smooth_objective(tmp_path, ray_local):
-    """8 replicates of budget 32 per option, TPE and random in one run (one
-    Ray): TPE's tuned outcome beats random search's in most of the 16 paired
+    """6 replicates of budget 32 per option, TPE and random in one run (one
+    Ray): TPE's tuned outcome beats random search's in most of the 12 paired
     replicates of both options, sign test (SciPy's binomtest) p < 0.05, and
-    its median is ahead in each option. The same at 20 replicates per option
+    its median is ahead in each option (here 11 of 11 untied pairs, p = 0.001;
+    TPE replaced by a random sampler: 7 of 12, p = 0.77, and the test fails). The same at 20 replicates per option
     (each option's own sign test): ``benchmarks/tpe_vs_random.py``, its
     result in ``benchmarks/results/tpe_vs_random-2026-12-05.json``."""
     outcomes = {}
@@ -86,12 +87,12 @@ def test_tpe_beats_random_search_on_a_smooth_objective(tmp_path, ray_local):
         space.write_text(SMOOTH.replace("sampler: tpe", f"sampler: {sampler}").replace("name: smooth",
                                                                                       f"name: {sampler}"))
         summary = run_tuned(space, tmp_path / sampler, num_cpus=2)
-        assert summary.counts == {"ok": 512} and not summary.interrupted
+        assert summary.counts == {"ok": 384} and not summary.interrupted
         df = analysis.load(tmp_path / sampler)
         outcomes[sampler] = tuned_outcomes(df, 32)[32]
         if sampler == "tpe":          # startup min(10, 32 // 4) = 8, one wave of 8: TPE asks 24 of each search's 32
             tc = study_tuned(tmp_path / sampler, df, n_bootstrap=10)
-            assert tc.random == 8 and tc.modelled[1] == 16
+            assert tc.random == 8 and tc.modelled[1] == 12
             share = tc.modelled[0] / tc.modelled[1]
             print(f"TPE modelled {32 - tc.random} of 32 asks per search; the best-dev trial was a modelled ask in "
                   f"{tc.modelled[0]} of {tc.modelled[1]} searches")
