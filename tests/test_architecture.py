@@ -620,3 +620,24 @@ def test_each_room_imports_only_what_its_face_says_it_may():
                        f"{sorted(named)} and the ground floor of {sorted(grounds)})")
     assert not bad, "imports a room's face does not allow (fix the import or the face's 'May import:'): " \
                     + "; ".join(bad)
+
+
+def test_every_optional_family_part_is_declared_on_the_base_with_the_registrys_default():
+    # the engine asks for optional parts only through study.families.optional; FamilyBase declares each
+    # with the same default, so a family author reads them in one place
+    from seedsweep.study.families import OPTIONAL, optional
+    from seedsweep.study.families.base import FamilyBase
+
+    class Bare:                                   # a family that implements only the protocol
+        pass
+
+    base = FamilyBase()
+    for name, default in OPTIONAL.items():
+        assert name in vars(FamilyBase), f"FamilyBase does not declare the optional part {name!r}"
+        ours, theirs = getattr(base, name), optional(Bare(), name)
+        assert (ours(None), theirs(None)) == (default(None), default(None)) if callable(default) \
+            else ours == theirs == default, name
+    engine = [p for p in modules("study") if "families" not in p.parts]
+    probes = [f"{p.relative_to(REPO)}:{i}" for p in engine for i, line in enumerate(p.read_text().splitlines(), 1)
+              if re.search(r"(getattr|hasattr)\((family|fam|get_family\()", line)]
+    assert not probes, f"the engine probes a family outside study.families.optional: {probes}"

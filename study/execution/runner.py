@@ -24,7 +24,7 @@ from typing import Any, TextIO
 import pyarrow as pa
 
 from ..errors import UserError
-from ..families import get_family
+from ..families import get_family, optional
 from ..files import file_sha256, is_uri, reads
 from ..schema import TrialSpec
 from ..spec.grid import trial_grid, trials_schema_of
@@ -126,7 +126,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         family.resolve(space)
     read_files = {path: file_sha256(path) for path in sorted(read)}
     # the user's own code (function and command families): a resume refuses a changed file
-    code = {path: file_sha256(path) for path in getattr(family, "code_files", lambda s: [])(space)}
+    code = {path: file_sha256(path) for path in optional(family, "code_files")(space)}
     rd = RunDir(str(out) if is_uri(str(out)) else out)
     rd.check_out()
     resuming = rd.exists()

@@ -49,7 +49,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..families import get_family
+from ..families import get_family, optional
 from ..families.base import ModelBase
 from ..schema import TrialSpec
 from ..spec.space import Space
@@ -180,7 +180,7 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
     family = get_family(space.family)
     record = Record(space.train, _node())
     seed_everything(trial.seed, torch=family.uses_torch, threads=max(1, int(space.resources.cpu)))
-    if getattr(family, "wants_work_dir", False):
+    if optional(family, "wants_work_dir"):
         model = family.build(space, trial, cache_dir=cache_dir, work_dir=work_dir)
     else:
         model = family.build(space, trial, cache_dir=cache_dir)

@@ -22,7 +22,8 @@ from importlib import metadata
 
 from ..errors import UserError
 
-__all__ = ["get_family", "FAMILIES", "USER_CODE", "ENTRY_POINT_GROUP", "FamilyInfo", "list_families"]
+__all__ = ["get_family", "FAMILIES", "USER_CODE", "ENTRY_POINT_GROUP", "FamilyInfo", "list_families", "OPTIONAL",
+           "optional"]
 
 #: family name -> module holding its ``FAMILY``.
 FAMILIES = {"synthetic": "seedsweep.study.families.synthetic", "tagger": "seedsweep.study.families.tagger",
@@ -36,6 +37,15 @@ ENTRY_POINT_GROUP = "seedsweep.families"
 #: what every family must provide (study.families.base)
 REQUIRED = ("name", "uses_torch", "train_defaults", "defaults", "limits", "validate", "resolve", "build",
             "result_columns")
+#: the optional parts of a family with their defaults (declared so on study.families.base.FamilyBase); a family
+#: that implements only the Family protocol gets these, through :func:`optional`, the engine's one way to ask
+OPTIONAL = {"draws_per_configuration": False, "vectorizes": False, "wants_work_dir": False,
+            "code_files": lambda space: [], "seed_scope": lambda space: None}
+
+
+def optional(family, name: str):
+    """The family's optional part ``name`` (:data:`OPTIONAL`), or its default."""
+    return getattr(family, name, OPTIONAL[name])
 
 
 @dataclass(frozen=True)

@@ -144,6 +144,8 @@ class FamilyBase:
     uses_torch: bool = True
     classifies: bool = False                     # scores the study's evaluate: sets
     draws_per_configuration: bool = False        # a configuration's own draw (of data) beside its hyperparameters
+    vectorizes: bool = False                     # trains a population as one batched model (build_group)
+    wants_work_dir: bool = False                 # build takes work_dir= (the user's code's trial folders)
     train_defaults: Train
     defaults: Mapping[str, Any] = {}
     limits: Mapping[str, Limit] = {}
@@ -174,6 +176,14 @@ class FamilyBase:
         ``int`` | ``str`` | ``bool``. Never pairing keys; any can be a
         comparison's score."""
         return eval_columns(space) if self.classifies else {}
+
+    def code_files(self, space: "StudyView") -> list[str]:
+        """The user's files the study runs (their SHA-256 go into the manifest); none for a built-in model."""
+        return []
+
+    def seed_scope(self, space: "StudyView") -> dict[str, str] | None:
+        """What a seed varies in this study (None: everything the seed seeds)."""
+        return None
 
 
 # ------------------------------------------------------------------ limits

@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 import pyarrow as pa
 
+from ..families import optional
 from ..files import stable_hash
 from .space import Param, Space
 
@@ -103,7 +104,7 @@ def repeated_configurations(space: Space, family=None) -> str | None:
     hyperparameters and the same seeds, so it repeats the same trials (the
     synthetic family even draws its noise from the hyperparameters): the
     paired statistics would count one configuration as several."""
-    if space.tune is not None or space.samples < 2 or getattr(family, "draws_per_configuration", False):
+    if space.tune is not None or space.samples < 2 or optional(family, "draws_per_configuration"):
         return None
     table = sample_configs(space)
     rows = [tuple(row[c] for c in table.column_names if c != "config_id") for row in table.to_pylist()]

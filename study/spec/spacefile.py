@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 
 from ..errors import UserError
-from ..families import get_family
+from ..families import get_family, optional
 from .space import NOT_WITH_TUNE, OPTIONAL_KEYS, REQUIRED_KEYS, SAMPLERS, Space
 from .spacecheck import SpaceValidator
 from .tuning import parse_tune
@@ -166,7 +166,7 @@ def parse_space(text: str, path: str = "<string>", base: str | None = None) -> S
     if train.vectorize_seeds and tune is not None:
         raise UserError(f"{path}: train.vectorize_seeds", "a tuned study has no populations of seeds to vectorise "
                         "(each trial has its own seed).", "Remove train.vectorize_seeds, or remove tune:.")
-    if train.vectorize_seeds and not getattr(fam, "vectorizes", False):
+    if train.vectorize_seeds and not optional(fam, "vectorizes"):
         raise UserError(f"{path}: train.vectorize_seeds", f"the {family} family cannot train its seeds as one "
                         "vectorised population.", "Remove train.vectorize_seeds (families that can: sentence).")
     return space

@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..families import get_family
+from ..families import get_family, optional
 from .rundir import SCHEMA_VERSION
 
 __all__ = ["build_manifest", "imported_manifest", "versions", "packages", "git_state", "compared_options"]
@@ -76,9 +76,9 @@ def git_state() -> dict[str, Any]:
 def seed_scope(space) -> dict[str, str]:
     """What a seed varies in this study (docs/reference/run-directory.md, "Populations"): the
     family's answer where it gives one, else everything the seed seeds."""
-    scope = getattr(get_family(space.family), "seed_scope", None)
+    scope = optional(get_family(space.family), "seed_scope")(space)
     if scope is not None:
-        return scope(space)
+        return scope
     return {"initialisation": "seed", "dropout masks": "seed", "data order": "seed"}
 
 
