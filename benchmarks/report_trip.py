@@ -28,6 +28,13 @@ sys.path.insert(0, str(REPO))
 PACKAGES = ("seedsweep", "analysis", "study")
 
 
+def logical(module: str) -> str:
+    """``seedsweep.analysis.stats.x`` -> ``analysis.stats.x``: a module named by its folder, so that a
+    checkout from before the one namespace (top-level ``analysis``) and one after compare."""
+    head, _, rest = module.partition(".")
+    return rest if head == "seedsweep" and rest.split(".")[0] in ("analysis", "study", "search_spaces") else module
+
+
 def room(module: str) -> str:
     """The module's room (``analysis.stats``), or its package's ground floor."""
     parts = module.split(".")
@@ -47,8 +54,8 @@ def trip(run_dir: Path, out: Path) -> list[tuple[str, str]]:
         if event != "call" or frame.f_code.co_name == "<module>" or frame.f_back is None \
                 or frame.f_back.f_code.co_name == "<module>":
             return                          # an import running a module's body is not part of the trip
-        name = frame.f_globals.get("__name__", "")
-        caller = frame.f_back.f_globals.get("__name__", "")
+        name = logical(frame.f_globals.get("__name__", ""))
+        caller = logical(frame.f_back.f_globals.get("__name__", ""))
         if name.split(".")[0] in PACKAGES and name != caller:
             crossings.append((caller, name))
 
