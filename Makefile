@@ -31,7 +31,8 @@ browser:
 
 # Runs the whole test suite (the slow end-to-end tests with real Ray included)
 # in WORKERS parallel pytest-xdist workers, each with its own private Rays: 2, one per
-# core (3 took 30:03 and 3,514 CPU-s, 2 took 21:39 and 2,446: benchmarks/results/suite-durations-2026-12-05-n2.txt).
+# core (3 took 30:03 and 3,514 CPU-s, 2 took 21:39 and 2,446: benchmarks/results/suite-durations-2026-12-05-n2.txt;
+# 800 tests at 2: 21:05 and 2,403, benchmarks/results/suite-durations-2026-12-05-third.txt).
 WORKERS ?= 2
 test: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS) --durations=30
