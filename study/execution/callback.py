@@ -96,9 +96,9 @@ class StoreAndProgress(tune.Callback):
             self.groups[trial.trial_id] = found
         return found
 
-    def unfinished(self, wave: list[str], name: str) -> bool:
-        """Whether a trial key of ``wave`` (the JSON configs of one ``Tuner.fit``) was not stored."""
-        for item in wave:
+    def unfinished(self, batch: list[str], name: str) -> bool:
+        """Whether a trial key of ``batch`` (the JSON configs of one ``Tuner.fit``) was not stored."""
+        for item in batch:
             specs = json.loads(item) if name == "group" else [item]
             if any(TrialSpec.from_json(t).key not in self.done for t in specs):
                 return True

@@ -1,14 +1,16 @@
-"""Feeding Ray Tune in waves, so that a study of any size costs the driver the same per trial.
+"""Feeding Ray Tune in batches, so that a study of any size costs the driver the same per trial.
 
 Handing Tune the whole study as one grid makes it hold every trial at once:
 its controller keeps a ``Trial`` object per trial for the whole experiment
 and loops over them. A study of 50,000 trials then grows the driver's memory
-and slows its loop as it goes. Here Tune sees the study in **waves** (one
-``Tuner.fit`` per wave, of :func:`wave_size` trials), and within a wave a
+and slows its loop as it goes. Here Tune sees the study in **batches** (one
+``Tuner.fit`` per batch, of :func:`batch_size` trials), and within a batch a
 :class:`Feed` searcher hands out trials only as slots free up: at most
 :func:`pending_cap` trials are live (pending or running) at any moment.
 
-Imported only when a study runs (it subclasses Tune's ``Searcher``).
+A batch is not an adaptive study's wave (:mod:`study.execution.waves`: the
+configurations run between two looks); an adaptive wave runs as one or more
+batches. Imported only when a study runs (it subclasses Tune's ``Searcher``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Iterator
 
 from ray.tune.search import Searcher
 
-__all__ = ["Feed", "waves", "wave_size", "pending_cap", "parallel_slots"]
+__all__ = ["Feed", "batches", "batch_size", "pending_cap", "parallel_slots"]
 
 
 def parallel_slots(resources: dict[str, float]) -> int:
@@ -38,17 +40,18 @@ def pending_cap(slots: int) -> int:
     return int(raw) if raw.isdigit() and int(raw) > 0 else max(8, 4 * slots)
 
 
-def wave_size(slots: int) -> int:
+def batch_size(slots: int) -> int:
     """Trials per ``Tuner.fit``: large against the slots, so that the wait for
-    a wave's last trials is a small part of it (``SEEDSWEEP_WAVE`` overrides)."""
-    raw = os.environ.get("SEEDSWEEP_WAVE", "")
+    a batch's last trials is a small part of it (``SEEDSWEEP_FIT_BATCH`` overrides;
+    ``SEEDSWEEP_WAVE``, its earlier name, still does)."""
+    raw = os.environ.get("SEEDSWEEP_FIT_BATCH", "") or os.environ.get("SEEDSWEEP_WAVE", "")
     return int(raw) if raw.isdigit() and int(raw) > 0 else max(2000, 100 * slots)
 
 
-def waves(items: list, size: int) -> Iterator[list]:
+def batches(items: list, size: int) -> Iterator[list]:
     """``items`` in consecutive chunks of ``size``.
 
-    >>> [len(w) for w in waves(list(range(5)), 2)]
+    >>> [len(w) for w in batches(list(range(5)), 2)]
     [2, 2, 1]
     """
     for start in range(0, len(items), size):
@@ -56,7 +59,7 @@ def waves(items: list, size: int) -> Iterator[list]:
 
 
 class Feed(Searcher):
-    """Hands Tune one wave's trials in order, one per ``suggest``; Tune asks
+    """Hands Tune one batch's trials in order, one per ``suggest``; Tune asks
     only while fewer than its ``max_concurrent_trials`` are live."""
 
     def __init__(self, key: str, configs: list[str]) -> None:

@@ -191,7 +191,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
     from ray import tune
 
     from .callback import StopWhenFull, StoreAndProgress      # subclass Ray Tune classes (Ray at import)
-    from .feed import Feed, parallel_slots, pending_cap, wave_size, waves     # a Ray Tune Searcher (Ray at import)
+    from .feed import Feed, batch_size, batches, parallel_slots, pending_cap     # a Ray Tune Searcher (Ray at import)
 
     vectorized = space.train.vectorize_seeds
     resources = space.resources.of_trial(vectorized)
@@ -208,12 +208,12 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         trainable_ = tune.with_resources(bound_trainable(space, fn, rd.cache_dir, rd.work_dir), resources)
         interrupted = False
         try:
-            for n, chunk in enumerate(waves(units, wave_size(slots))):
-                wave = [json.dumps([t.to_json() for t in u]) if vectorized else u.to_json() for u in chunk]
+            for n, chunk in enumerate(batches(units, batch_size(slots))):
+                batch = [json.dumps([t.to_json() for t in u]) if vectorized else u.to_json() for u in chunk]
                 tuner = tune.Tuner(
                     trainable_,
                     tune_config=tune.TuneConfig(
-                        search_alg=Feed(name, wave), num_samples=len(wave), max_concurrent_trials=pending_cap(slots),
+                        search_alg=Feed(name, batch), num_samples=len(batch), max_concurrent_trials=pending_cap(slots),
                         reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
                     run_config=tune.RunConfig(
                         name=f"seedsweep-{n}", storage_path=storage, verbose=0, callbacks=[callback],
@@ -221,7 +221,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
                         failure_config=tune.FailureConfig(max_failures=space.train.retries)),
                 )
                 tuner.fit()
-                if callback.full is not None or callback.unfinished(wave, name):    # stopped: no next wave
+                if callback.full is not None or callback.unfinished(batch, name):   # stopped: no next batch
                     break
         except KeyboardInterrupt:
             interrupted = True
