@@ -3,7 +3,7 @@
 Makes three run directories with this checkout's code -- the quickstart study
 (``seedsweep run search_spaces/quickstart.yaml``, real Ray), the R&G raw
 results imported (``seedsweep import``, the paper's eight comparisons), and a
-synthetic adaptive study with sealed claims (``tests/rundirs.py``, no Ray) --
+synthetic adaptive study with sealed claims (``tests/test_one_reading.py``'s, no Ray) --
 then writes each one's Markdown and HTML report with this checkout and with
 an earlier one (``--before``, a ``git worktree``), and compares them byte for
 byte (the HTML's "generated <time>" stamp removed). Both checkouts run
@@ -31,28 +31,12 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-ADAPTIVE = """
-name: report-equality
-family: synthetic
-samples: 12
-seeds: 2
-compare: {classifier: [softmax, crf]}
-space: {optimizer: {choice: [adam, nadam]}, layers: {int: [1, 3]}}
-task: {effects: {classifier: {crf: 0.02}}, noise: 0.01}
-until: {confidence: 0.95, budget: {samples: 24}}
-"""
-CLAIMS = """
-source: "report equality"
-claims:
-  - {id: crf-wins, kind: share, choice: classifier, option: crf, target: 0.9, rule: {interval: true, gate: 0.5}}
-  - {id: crf-mean, kind: value, where: {classifier: crf}, target: 0.8, rule: {interval: true, gate: 0.05}}
-"""
 STAMP = re.compile(r"generated \d{4}-\d\d-\d\d \d\d:\d\d UTC")
 
 
 def make_runs(work: Path, data: Path) -> dict[str, Path]:
-    from seedsweep.study.store.sealing import seal
-    from tests.rundirs import write_synthetic_run
+    from tests.rundirs import write_sealed_run
+    from tests.test_one_reading import CLAIMS, STUDY   # an adaptive synthetic study and a claim on it
 
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     runs = {"quickstart": work / "quickstart", "rg2017-import": work / "rg2017", "adaptive-claims": work / "adaptive"}
@@ -61,11 +45,7 @@ def make_runs(work: Path, data: Path) -> dict[str, Path]:
     subprocess.run([sys.executable, "-m", "seedsweep", "import", str(data / "rg2017" / "hyperparameter_results.csv.gz"),
                     "--out", str(runs["rg2017-import"])], cwd=REPO, env=env, check=True, timeout=1800,
                    capture_output=True)
-    rd = write_synthetic_run(runs["adaptive-claims"], ADAPTIVE)
-    (work / "claims.yaml").write_text(CLAIMS)
-    manifest = rd.manifest()
-    seal(work / "claims.yaml", rd, manifest, results_existed=True)
-    rd.write_manifest(manifest)
+    write_sealed_run(runs["adaptive-claims"], STUDY, CLAIMS)
     return runs
 
 

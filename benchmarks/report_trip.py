@@ -25,14 +25,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from seedsweep.study.rooms import folder_name  # noqa: E402 -- the checkout's own, after its root is on the path
+
 PACKAGES = ("seedsweep", "analysis", "study")
-
-
-def logical(module: str) -> str:
-    """``seedsweep.analysis.stats.x`` -> ``analysis.stats.x``: a module named by its folder, so that a
-    checkout from before the one namespace (top-level ``analysis``) and one after compare."""
-    head, _, rest = module.partition(".")
-    return rest if head == "seedsweep" and rest.split(".")[0] in ("analysis", "study", "search_spaces") else module
 
 
 def room(module: str) -> str:
@@ -54,8 +49,8 @@ def trip(run_dir: Path, out: Path) -> list[tuple[str, str]]:
         if event != "call" or frame.f_code.co_name == "<module>" or frame.f_back is None \
                 or frame.f_back.f_code.co_name == "<module>":
             return                          # an import running a module's body is not part of the trip
-        name = logical(frame.f_globals.get("__name__", ""))
-        caller = logical(frame.f_back.f_globals.get("__name__", ""))
+        name = folder_name(frame.f_globals.get("__name__", ""))
+        caller = folder_name(frame.f_back.f_globals.get("__name__", ""))
         if name.split(".")[0] in PACKAGES and name != caller:
             crossings.append((caller, name))
 

@@ -24,6 +24,8 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from seedsweep.study.rooms import folder_name
+
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
@@ -183,13 +185,6 @@ def command_line_page() -> str:
     return "\n".join(lines) + "\n"
 
 
-def source_name(module: str) -> str:
-    """``seedsweep.analysis.stats.x`` -> ``analysis.stats.x``: mkdocstrings (griffe) reads the source tree by
-    folder and does not follow pyproject.toml's package-dir, so a page names a module by its folder."""
-    head, _, rest = module.partition(".")
-    return rest if head == "seedsweep" and rest.split(".")[0] in ("study", "analysis", "search_spaces") else module
-
-
 def analysis_api_page() -> str:
     """``reference/analysis-api.md``: every name ``analysis`` exports, by mkdocstrings, at its module."""
     from seedsweep import analysis
@@ -202,7 +197,8 @@ def analysis_api_page() -> str:
         obj = getattr(analysis, name)
         module = getattr(obj, "__module__", None) or "seedsweep.analysis"
         lines += [f"## `{name}`", "", f"`from seedsweep.analysis import {name}` (defined in `{module}`)", "",
-                  f"::: {source_name(module)}.{name}", "    options:", "      show_root_heading: false", ""]
+                  # mkdocstrings (griffe) reads the tree by folder and does not follow pyproject.toml's package-dir
+                  f"::: {folder_name(module)}.{name}", "    options:", "      show_root_heading: false", ""]
     return "\n".join(lines) + "\n"
 
 

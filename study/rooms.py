@@ -11,7 +11,21 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any, Callable
 
-__all__ = ["face"]
+__all__ = ["face", "INSTALLED_FOLDERS", "folder_name"]
+
+#: the repository's folders that install under the ``seedsweep`` namespace (pyproject.toml's package-dir)
+INSTALLED_FOLDERS = ("study", "analysis", "search_spaces")
+
+
+def folder_name(module: str) -> str:
+    """A module named by its folder, as the layout rules, the site (mkdocstrings reads the tree by folder) and
+    the report-trip benchmark name it.
+
+    >>> folder_name("seedsweep.analysis.stats.paired"), folder_name("seedsweep.cli")
+    ('analysis.stats.paired', 'seedsweep.cli')
+    """
+    head, _, rest = module.partition(".")
+    return rest if head == "seedsweep" and rest.split(".")[0] in INSTALLED_FOLDERS else module
 
 
 def face(package: str, namespace: dict[str, Any], names: dict[str, tuple[str, ...]]

@@ -19,6 +19,7 @@ from seedsweep.study.spec.spacefile import parse_space
 from seedsweep.study.store.manifest import build_manifest
 from seedsweep.study.store.rows import confusion_rows, epoch_rows, outcome_of, trial_row
 from seedsweep.study.store.rundir import RunDir
+from seedsweep.study.store.sealing import seal
 
 
 def write_synthetic_run(out: Path, yaml_text: str, *, only: int | None = None) -> RunDir:
@@ -43,4 +44,16 @@ def write_synthetic_run(out: Path, yaml_text: str, *, only: int | None = None) -
         outcome["attempt"] = 1
         rd.write_trial(spec.key, trial_row(space.name, space.task_name, spec, schema, outcome),
                        epoch_rows(spec.key, rows), confusion_rows(spec.key, rows))
+    return rd
+
+
+def write_sealed_run(out: Path, yaml_text: str, claims_text: str) -> RunDir:
+    """:func:`write_synthetic_run`, then ``claims_text`` sealed into it (written beside it as
+    ``claims.yaml``; recorded as sealed after its results existed)."""
+    rd = write_synthetic_run(out, yaml_text)
+    claims = out.parent / "claims.yaml"
+    claims.write_text(claims_text)
+    manifest = rd.manifest()
+    seal(claims, rd, manifest, results_existed=True)
+    rd.write_manifest(manifest)
     return rd

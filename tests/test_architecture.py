@@ -33,19 +33,11 @@ from pathlib import Path
 
 import pytest
 
+from seedsweep.study.rooms import INSTALLED_FOLDERS, folder_name
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("seedsweep", "study", "analysis")
-#: the folders the distribution installs under the ``seedsweep`` namespace (``seedsweep.study`` is ``study/``)
-ROOMS_INSTALLED = ("study", "analysis", "search_spaces")
 MAX_LINES = 350
-
-
-def logical(module: str) -> str:
-    """``seedsweep.study.spec`` -> ``study.spec``: the rules below name modules by their folder."""
-    head, _, rest = module.partition(".")
-    if head == "seedsweep" and rest.split(".")[0] in ROOMS_INSTALLED:
-        return rest
-    return module
 
 
 def modules(*roots: str) -> list[Path]:
@@ -70,17 +62,17 @@ def runtime_imports(path: Path) -> list[tuple[int, str, list[str]]]:
     out = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            out.extend((node.lineno, logical(a.name), []) for a in node.names)
+            out.extend((node.lineno, folder_name(a.name), []) for a in node.names)
         elif (isinstance(node, ast.Call) and ast.unparse(node.func).endswith("import_module") and node.args
               and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            out.append((node.lineno, logical(node.args[0].value), []))      # importlib.import_module("...")
+            out.append((node.lineno, folder_name(node.args[0].value), []))      # importlib.import_module("...")
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package[: len(package) - node.level + 1]
                 base = ".".join(anchor + ([base] if base else []))
-            base, names = logical(base), [a.name for a in node.names]
-            if base == "seedsweep" and set(names) <= set(ROOMS_INSTALLED):
+            base, names = folder_name(base), [a.name for a in node.names]
+            if base == "seedsweep" and set(names) <= set(INSTALLED_FOLDERS):
                 out.extend((node.lineno, name, []) for name in names)     # from seedsweep import study
             else:
                 out.append((node.lineno, base, names))

@@ -26,13 +26,9 @@ import nbformat
 import pytest
 
 from seedsweep import analysis
+from seedsweep.study.rooms import folder_name
 from tests.conftest import REPO
 from tests.rundirs import write_synthetic_run
-
-
-def source_name(module: str) -> str:
-    """The module as the site names it: by its folder (``analysis.stats.x`` for ``seedsweep.analysis.stats.x``)."""
-    return module.removeprefix("seedsweep.") if module.startswith(("seedsweep.analysis.", "seedsweep.study.")) else module
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -162,7 +158,7 @@ def test_every_exported_analysis_name_is_documented_from_its_docstring(site):
     missing = []
     for name in analysis.__all__:
         obj = getattr(analysis, name)
-        anchor = f'id="{source_name(obj.__module__)}.{name}"'
+        anchor = f'id="{folder_name(obj.__module__)}.{name}"'
         if anchor not in page:
             missing.append(name)
     assert not missing, f"exported by analysis but not rendered on the API page: {missing}"
@@ -354,7 +350,7 @@ def test_the_site_opens_offline_in_chromium_searches_and_lists_the_api(site):
     assert not errors, errors[:5]
     assert not remote, remote[:5]
     assert found["search"] >= 1 and found["marked"] >= 1, found          # results, with "until" highlighted
-    missing = [n for n in analysis.__all__ if f"{source_name(getattr(analysis, n).__module__)}.{n}" not in ids]
+    missing = [n for n in analysis.__all__ if f"{folder_name(getattr(analysis, n).__module__)}.{n}" not in ids]
     assert not missing, missing
 
 

@@ -13,8 +13,7 @@ import pytest
 
 from seedsweep.cli import main
 from seedsweep.study.store.rundir import RunDir
-from seedsweep.study.store.sealing import seal
-from tests.rundirs import write_synthetic_run
+from tests.rundirs import write_sealed_run
 
 STUDY = """
 name: one-reading
@@ -37,11 +36,7 @@ claims:
 @pytest.fixture(scope="module")
 def sealed_until_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("one-reading")
-    rd = write_synthetic_run(folder / "run", STUDY)
-    (folder / "claims.yaml").write_text(CLAIMS)
-    manifest = rd.manifest()
-    seal(folder / "claims.yaml", rd, manifest, results_existed=True)
-    rd.write_manifest(manifest)
+    write_sealed_run(folder / "run", STUDY, CLAIMS)
     return folder
 
 
