@@ -14,7 +14,7 @@ from pathlib import Path
 
 from seedsweep.study.errors import UserError
 from seedsweep.study.store.studies import load_study
-from seedsweep.study.execution.tuned import run_tuned
+from seedsweep.api import run
 from seedsweep.study.execution.waves import run_until
 from seedsweep.study.spec.spacecheck import SpaceValidator
 from seedsweep.study.spec.spacefile import read_text, read_yaml
@@ -24,27 +24,20 @@ from seedsweep.study.store.rundir import RunDir
 __all__ = ["run_adaptive", "add_replay", "read_until", "extend"]
 
 
-def run_adaptive(args) -> int:
+def run_adaptive(args, space) -> int:
     """``seedsweep run`` of an adaptive study (waves until decided) or a tuned one, then the tables."""
     from seedsweep import analysis  # the statistics stack (pandas, SciPy): only when results are read
-    from seedsweep.analysis.reading.rundirs import WavePolicy   # (the same stack)
 
-    space = load_study(args.space)
+    result = run(space, args.out, address=args.address, retry_failed=args.retry_failed, num_cpus=args.num_cpus,
+                 command=sys.argv, claims=args.claims, supersede=args.supersede)
+    print(result.line(), file=sys.stderr)
     if space.tune is not None:               # a tuned comparison: its searches' waves, then the tables
-        summary = run_tuned(args.space, args.out, address=args.address, retry_failed=args.retry_failed,
-                            num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
-        print(summary.line(), file=sys.stderr)
         if not args.quiet:
             print(analysis.report(args.out))
-        return 1 if summary.interrupted else 0
-    policy = WavePolicy(space.until, seeds=len(space.seeds), first=space.samples,
-                        trials_per_config=space.trials_per_config)
-    waves = run_until(args.space, args.out, policy, address=args.address, retry_failed=args.retry_failed,
-                      num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
-    print(waves.line(), file=sys.stderr)
-    if waves.stopped is None:
+        return 1 if result.interrupted else 0
+    if result.stopped is None:
         return 1
-    print(f"[seedsweep] stopped after {waves.samples} configurations: {waves.stopped}", file=sys.stderr)
+    print(f"[seedsweep] stopped after {result.samples} configurations: {result.stopped}", file=sys.stderr)
     if not args.quiet:                     # the report's Decisions section comes first
         print(analysis.report(args.out))
     return 0

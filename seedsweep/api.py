@@ -8,7 +8,7 @@
     digits = seedsweep.define(name="digits", function=fit, compare={"optimizer": ["adam", "sgd"]},
                           space={"lr": {"loguniform": [1e-3, 1e-1]}}, samples=4, seeds=3,
                           train={"max_epochs": 12, "patience": 3})
-    summary = digits.run(out="runs/digits")    # what study.run returns (or the waves of an until: study)
+    summary = digits.run(out="runs/digits")    # as seedsweep.run("digits.yaml", "runs/digits") would
     digits.save("digits.yaml")                 # the same study as a file
 
 The keywords are the study file's keys; :func:`define` writes them as that
@@ -44,8 +44,30 @@ from seedsweep.study.execution.waves import run_until
 from seedsweep.study.files import write_text
 from seedsweep.study.spec.space import Space
 from seedsweep.study.spec.spacefile import parse_space
+from seedsweep.study.store.studies import load_study
 
-__all__ = ["define", "Definition"]
+__all__ = ["define", "Definition", "run"]
+
+
+def run(study: str | os.PathLike | Space, out: str | os.PathLike, **kwargs: Any):
+    """Run (or resume) a study file (or a :class:`Space`) into ``out`` exactly
+    as ``seedsweep run FILE --out OUT`` does: a plain grid; an adaptive study
+    (``until:``) wave by wave until the statistics decide it or its budget is
+    spent; a tuned comparison (``tune:``) search by search. Keywords as
+    :func:`study.execution.runner.run` (``num_cpus``, ``address``,
+    ``retry_failed``, ``claims``, ``supersede``…). Returns the grid's or the
+    tuned study's :class:`~study.execution.runner.RunSummary`, or an adaptive
+    study's :class:`~study.execution.waves.WavesSummary` (``.stopped`` says why)."""
+    space = load_study(study)
+    if space.tune is not None:
+        return run_tuned(space, out, **kwargs)
+    if space.until is not None:
+        from seedsweep.analysis.reading.rundirs import WavePolicy   # the statistics stack, only for an adaptive study
+
+        policy = WavePolicy(space.until, seeds=len(space.seeds), first=space.samples,
+                            trials_per_config=space.trials_per_config)
+        return run_until(space, out, policy, **kwargs)
+    return run_study(space, out, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -56,19 +78,8 @@ class Definition:
     space: Space
 
     def run(self, out: str | os.PathLike, **kwargs: Any):
-        """Run (or resume) the study into ``out``; keywords as :func:`study.run`
-        (``num_cpus``, ``address``, ``retry_failed``, ``claims``…). Returns
-        its :class:`~study.execution.runner.RunSummary`; an adaptive study (``until:``)
-        returns its :class:`~study.execution.waves.WavesSummary` (``.stopped`` says why)."""
-        if self.space.tune is not None:
-            return run_tuned(self.space, out, **kwargs)
-        if self.space.until is not None:
-            from seedsweep.analysis.reading.rundirs import WavePolicy   # the statistics stack, only for an adaptive study
-
-            policy = WavePolicy(self.space.until, seeds=len(self.space.seeds), first=self.space.samples,
-                                trials_per_config=self.space.trials_per_config)
-            return run_until(self.space, out, policy, **kwargs)
-        return run_study(self.space, out, **kwargs)
+        """Run (or resume) the study into ``out``, as :func:`run` does."""
+        return run(self.space, out, **kwargs)
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the study file (written whole or not at all); returns its path."""

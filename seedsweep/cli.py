@@ -35,17 +35,19 @@ __all__ = ["main"]
 def _results(out: str) -> str:
     """The report's tables of every compared choice, options in file order."""
     from seedsweep import analysis         # the statistics stack: only commands that read results load it
+    from seedsweep.analysis.reading.opened import snapshot, study_of    # (the same stack)
 
-    df = analysis.load(out)
+    run_dir = snapshot(out)                # its manifest read once for the table and the report
+    df = analysis.load(run_dir)
     if df.empty:
         return "no trials stored yet"
-    space = load_study(out)
+    space = study_of(run_dir)
     head = f"## {space.name}: {space.task_name} ({len(df)} trials, test score at the best dev epoch)"
-    return head + "\n\n" + analysis.report(out, df=df)
+    return head + "\n\n" + analysis.report(run_dir, df=df)
 
 
 def _cmd_check(args) -> int:
-    space = check(args.space, resolve=args.resolve)
+    space = check(args.space)               # resolved below, once, for the lines it prints
     print(f"{space.path}: OK -- study '{space.name}' ({space.family}); {space.describe()}")
     repeated = repeated_configurations(space, get_family(space.family))
     if repeated:
@@ -62,9 +64,10 @@ def _cmd_check(args) -> int:
 
 
 def _cmd_run(args) -> int:
-    if load_study(args.space).until is not None or load_study(args.space).tune is not None:
-        return run_adaptive(args)          # waves: until every comparison is decided, or a tuned study's
-    summary = run(args.space, args.out, address=args.address, retry_failed=args.retry_failed,
+    space = load_study(args.space)         # read once: the run and its report use this study
+    if space.until is not None or space.tune is not None:
+        return run_adaptive(args, space)   # waves: until every comparison is decided, or a tuned study's
+    summary = run(space, args.out, address=args.address, retry_failed=args.retry_failed,
                   num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
     print(summary.line(), file=sys.stderr)
     if not args.quiet:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from seedsweep import analysis
+from seedsweep import analysis, study
 from seedsweep.analysis.reading.rundirs import WavePolicy
 from seedsweep.analysis.stats.decisions import track
 from seedsweep.analysis.stats.units import units
@@ -103,6 +103,33 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
     df = analysis.load(whole)
     wide = df.pivot(index="config_id", columns="option", values="test_score")
     assert (wide["crf"] > wide["softmax"]).all() and len(wide) == 12
+
+
+def test_the_python_api_runs_an_adaptive_study_as_the_command_does_and_stops_where_it_stops(tmp_path, worker_ray):
+    """``seedsweep.run(file, out)`` and ``seedsweep run file --out`` on the same
+    ``until:`` study: both stop after the third wave (12 configurations, CRF
+    better in the 10 the sequence needed) with the same Decisions section; the
+    engine's ``study.run`` refuses the study with a located message."""
+    space = tmp_path / "adaptive.yaml"
+    space.write_text(STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))
+    cli, api = tmp_path / "cli", tmp_path / "api"
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    r = seedsweep("run", str(space), "--out", str(cli), "--address", worker_ray, "--quiet", env=env)
+    assert r.returncode == 0, r.stderr
+    assert "stopped after 12 configurations: every comparison decided (1)" in r.stderr
+    code = ("import seedsweep, sys\n"
+            "waves = seedsweep.run(sys.argv[1], sys.argv[2], address=sys.argv[3])\n"
+            "print(waves.samples, waves.stopped)")
+    p = subprocess.run([sys.executable, "-c", code, str(space), str(api), worker_ray], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "12 every comparison decided (1)"
+    assert decisions_section(api) == decisions_section(cli)
+    assert "| classifier | softmax | crf | synthetic | 12 |" in decisions_section(api)
+    with pytest.raises(UserError) as err:
+        study.run(space, tmp_path / "refused")
+    assert err.value.where == f"{space}: until" and "seedsweep.run(" in err.value.fix
+    assert not (tmp_path / "refused").exists()
 
 
 @pytest.mark.parametrize("until, key", [

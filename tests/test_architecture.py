@@ -633,3 +633,21 @@ def test_every_optional_family_part_is_declared_on_the_base_with_the_registrys_d
     probes = [f"{p.relative_to(REPO)}:{i}" for p in engine for i, line in enumerate(p.read_text().splitlines(), 1)
               if re.search(r"(getattr|hasattr)\((family|fam|get_family\()", line)]
     assert not probes, f"the engine probes a family outside study.families.optional: {probes}"
+
+
+def test_every_optional_model_part_is_declared_on_the_model_base_with_the_registrys_default():
+    # the training loop asks a model for an optional hook only through study.families.model_part; ModelBase
+    # declares each with the same default, so a model author reads them in one place
+    from seedsweep.study.families import MODEL_OPTIONAL, model_part
+    from seedsweep.study.families.base import ModelBase
+
+    base = ModelBase()
+    for name, default in MODEL_OPTIONAL.items():
+        assert name in vars(ModelBase), f"ModelBase does not declare the optional model part {name!r}"
+        ours, theirs = getattr(base, name), model_part(object(), name)
+        assert (ours(1), theirs(1)) == (default(1), default(1)) if callable(default) else ours == theirs == default, \
+            name
+    engine = [p for p in modules("study") if "families" not in p.parts]
+    probes = [f"{p.relative_to(REPO)}:{i}" for p in engine for i, line in enumerate(p.read_text().splitlines(), 1)
+              if re.search(r"(getattr|hasattr)\(model\b", line)]
+    assert not probes, f"the engine probes a model outside study.families.model_part: {probes}"

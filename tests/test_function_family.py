@@ -243,3 +243,43 @@ def test_an_infinite_extra_or_dev_loss_is_stored_as_nan_never_as_inf():
     assert math.isnan(seen[0]["perplexity"]) and math.isnan(seen[0]["dev_loss"])
     assert seen[1] == {"perplexity": 12.5, "dev_loss": 0.3}
 
+
+
+def test_a_function_study_parses_its_task_and_imports_the_users_module_once_per_process(tmp_path, monkeypatch):
+    """Everything a start asks of the family -- the file's check, resolve, the
+    code files, the result columns (the trials' schema and the manifest) and a
+    trial's build in a worker that received the study by pickle -- parses
+    ``task.function`` once and imports the user's module once in a process."""
+    import pickle
+
+    from seedsweep.study.execution.runner import plan_study
+    from seedsweep.study.families import get_family, optional
+    from seedsweep.study.families.function import family as function_family, loader
+    from seedsweep.study.spec.grid import trials_schema_of
+    from seedsweep.study.store.manifest import build_manifest
+    from seedsweep.study.store.studies import load_study
+
+    (tmp_path / "train.py").write_text("import builtins\nbuiltins.seedsweep_imports = "
+                                       "getattr(builtins, 'seedsweep_imports', 0) + 1\n\ndef fit(trial):\n    pass\n")
+    (tmp_path / "study.yaml").write_text("name: once\nfamily: function\nsamples: 2\nseeds: [1]\n"
+                                         "compare: {mode: [a, b]}\ntask: {function: train.py:fit, extras: [f1]}\n")
+    parsed, columns = [], []
+    real_parse, real_columns = loader.parse_reference, function_family.FunctionFamily.result_columns
+    monkeypatch.setattr(function_family, "parse_reference", lambda *a: parsed.append(a) or real_parse(*a))
+    monkeypatch.setattr(function_family.FunctionFamily, "result_columns",
+                        lambda self, space: columns.append(1) or real_columns(self, space))
+    import builtins
+    monkeypatch.setattr(builtins, "seedsweep_imports", 0, raising=False)
+    space = load_study(tmp_path / "study.yaml")
+    family = get_family(space.family)
+    configs, grid = plan_study(space)
+    assert family.resolve(space)[0].startswith("function fit in ")
+    assert optional(family, "code_files")(space) == [str(tmp_path / "train.py")]
+    assert build_manifest(space, accelerators={}, command=["t"])["results"] == ["f1"]
+    assert "f1" in trials_schema_of(space).names
+    worker_space = pickle.loads(pickle.dumps(space))          # what a Ray worker receives
+    family.build(worker_space, grid[0], work_dir=str(tmp_path / "work"))
+    family.build(space, grid[1], work_dir=str(tmp_path / "work"))
+    assert len(parsed) == 1, f"task.function parsed {len(parsed)} times"
+    assert len(columns) == 1, f"result_columns asked {len(columns)} times"
+    assert builtins.seedsweep_imports == 1, f"the user's module imported {builtins.seedsweep_imports} times"

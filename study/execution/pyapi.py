@@ -24,7 +24,9 @@ def run(space_path: str | Path, out: str | Path, **kwargs) -> RunSummary:
     ``out``; keywords as :func:`study.execution.runner.run` (``num_cpus``,
     ``address``, ``retry_failed``, ``claims``…). A study with ``until:`` or
     ``tune:`` is refused with nothing written (run as a plain grid it would
-    neither stop when decided nor search): run it with ``seedsweep run``."""
+    neither stop when decided nor search): :func:`seedsweep.run` runs every
+    study as ``seedsweep run`` does (its waves ask the statistics, a floor
+    above this one)."""
     space = load_study(space_path)
     for key, value in (("until", space.until), ("tune", space.tune)):
         if value is not None:
@@ -32,7 +34,7 @@ def run(space_path: str | Path, out: str | Path, **kwargs) -> RunSummary:
                             f"{key}: (an {'adaptive' if key == 'until' else 'tuned'} study, whose waves are "
                             "decided by the statistics)",
                             f"Run it with 'seedsweep run {space_path} --out {out}', or from Python with "
-                            "seedsweep.define(...).run(out).")
+                            f"seedsweep.run({str(space_path)!r}, {str(out)!r}).")
     return run_grid(space_path, out, **kwargs)
 
 

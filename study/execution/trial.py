@@ -49,8 +49,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..families import get_family, optional
-from ..families.base import ModelBase
+from ..families import get_family, model_part, optional
 from ..schema import TrialSpec
 from ..spec.space import Space
 
@@ -184,11 +183,9 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
         model = family.build(space, trial, cache_dir=cache_dir, work_dir=work_dir)
     else:
         model = family.build(space, trial, cache_dir=cache_dir)
-    defaults = ModelBase()        # the optional hooks' defaults, for a model that lacks them
-    details = getattr(model, "details", defaults.details)
-    collapse_reason = getattr(model, "collapse_reason", defaults.collapse_reason)
-    results = getattr(model, "results", defaults.results)
-    if hasattr(model, "drive"):
+    details, collapse_reason = model_part(model, "details"), model_part(model, "collapse_reason")
+    results = model_part(model, "results")
+    if model_part(model, "drive") is not None:
         drive_trial(model, record, report, collapse_reason, results)
         return
     for epoch in range(1, space.train.max_epochs + 1):
@@ -223,7 +220,7 @@ def drive_trial(model, record: Record, report: Callable[[dict[str, Any]], None],
     """
     pending: list[dict[str, Any]] = []      # the last epoch's row, reported when the next arrives
     clock, count, last = [time.perf_counter()], [0], [0]      # epochs run; the last one's number
-    own_test = getattr(model, "test_at_end", False)     # its test score comes once, after the last epoch
+    own_test = model_part(model, "test_at_end")     # its test score comes once, after the last epoch
 
     def on_epoch(loss: float | None, scores, extras: dict[str, Any] | None = None) -> bool:
         if record.done:
@@ -254,10 +251,10 @@ def drive_trial(model, record: Record, report: Callable[[dict[str, Any]], None],
     if not pending:
         if record.done:
             return
-        raise NoMetrics(getattr(model, "silent_reason", "reported no metrics"))
+        raise NoMetrics(model_part(model, "silent_reason"))
     row = pending.pop()
     if not record.done:
-        record.reason = getattr(model, "ended_reason", None) or f"the code returned after epoch {row['epoch']}"
+        record.reason = model_part(model, "ended_reason") or f"the code returned after epoch {row['epoch']}"
         record.finish(row, count[0], collapse_reason, results)
     report(_with_final_test(row, model) if own_test else row)
 
@@ -265,10 +262,10 @@ def drive_trial(model, record: Record, report: Callable[[dict[str, Any]], None],
 def _with_final_test(row: dict[str, Any], model) -> dict[str, Any]:
     """The final row of a trial whose code reports test once, at its end: that
     score is the trial's (no per-epoch test to peek at); none makes it failed."""
-    final = getattr(model, "final_test", None)
+    final = model_part(model, "final_test")
     if final is None:
         if row["status"] != "failed":
-            row.update(status="failed", reason=model.no_test_reason, results={})
+            row.update(status="failed", reason=model_part(model, "no_test_reason"), results={})
         return row
     row.update(test_score_best=float(final), test_score_last=float(final), test_score_max=math.nan)
     return row

@@ -263,7 +263,7 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
                 specs.append(_spec(space, o, r, p, {q.name: stored[key][q.name] for q in space.params}))
     summary = None
     if not rd.exists():         # the manifest (and sealed claims) first: the journals live inside a run directory
-        run(space_path, out, plan=(_configs(space, []), []), stream=stream, num_cpus=num_cpus, **kwargs)
+        run(space, out, plan=(_configs(space, []), []), stream=stream, num_cpus=num_cpus, **kwargs)
     # one Ray for every wave (each run() joins it), started only when a wave is left to run
     session = ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get(
         "ray_temp_dir")) if first < tune.waves else nullcontext()
@@ -275,7 +275,7 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
             positions = range(k * tune.wave, min((k + 1) * tune.wave, tune.budget))
             wave = [_spec(space, o, r, p, live[(o, r)].ask(p)) for o, r in searches for p in positions]
             specs.extend(wave)
-            summary = run(space_path, out, plan=(_configs(space, specs), specs), stream=stream, num_cpus=num_cpus,
+            summary = run(space, out, plan=(_configs(space, specs), specs), stream=stream, num_cpus=num_cpus,
                           **kwargs)
             if summary.interrupted:
                 return summary
@@ -287,7 +287,7 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
         # counts), or --retry-failed: the failed trials of every wave run again with their stored parameters
         # and seeds; the later asks keep the history they were asked with (the failure told), and each
         # journal is rebuilt from the rows so that it holds the retried values
-        summary = run(space_path, out, plan=(_configs(space, specs), specs), stream=stream, num_cpus=num_cpus,
+        summary = run(space, out, plan=(_configs(space, specs), specs), stream=stream, num_cpus=num_cpus,
                       retry_failed=retry_failed, **kwargs)
         if retry_failed and not summary.interrupted:
             rows = _stored_rows(rd, space)

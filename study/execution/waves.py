@@ -68,12 +68,11 @@ def wave_size(space, num_cpus: int | None) -> int:
     return max(1, math.ceil(2 * slots / per_config))
 
 
-def check_claims_to_wait_for(space, space_path, out, claims_file) -> None:
+def check_claims_to_wait_for(space, out, claims_file) -> None:
     """``until.claims: true`` needs sealed claims it can judge along the way:
     a claims file given now (``claims``) or sealed into ``out`` before, and a
     mean value claim needs the scores' bounds. Checked before anything is written."""
-    where = f"{space_path}: until.claims" if isinstance(space_path, (str, os.PathLike)) else \
-        f"study {space.name}: until.claims"
+    where = f"{space.path}: until.claims"
     rd = RunDir(str(out))
     claims = read_claims(claims_file) if claims_file else (sealed_claims(rd) if rd.exists() else None)
     if claims is None:
@@ -112,7 +111,7 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
     space = load_study(space_path)
     until = space.until
     if until.claims:
-        check_claims_to_wait_for(space, space_path, out, kwargs.get("claims"))
+        check_claims_to_wait_for(space, out, kwargs.get("claims"))
     per_config = space.trials_per_config
     cap = until.sample_cap(per_config) or math.inf
     extension = RunDir(str(out)).read_extension()         # None before the run directory exists
@@ -123,7 +122,7 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
     with ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir")):
         n, looks, waves = space.samples, [], []
         while True:
-            summary = run(space_path, out, samples=n, stream=stream, num_cpus=num_cpus, **kwargs)
+            summary = run(space, out, samples=n, stream=stream, num_cpus=num_cpus, **kwargs)
             waves.append(summary)
             result = WavesSummary(summary, n, looks, waves=waves)
             if summary.interrupted:

@@ -21,9 +21,10 @@ from functools import lru_cache
 from importlib import metadata
 
 from ..errors import UserError
+from .view import once
 
 __all__ = ["get_family", "FAMILIES", "USER_CODE", "ENTRY_POINT_GROUP", "FamilyInfo", "list_families", "OPTIONAL",
-           "optional"]
+           "optional", "MODEL_OPTIONAL", "model_part", "result_columns"]
 
 #: family name -> module holding its ``FAMILY``.
 FAMILIES = {"synthetic": "seedsweep.study.families.synthetic", "tagger": "seedsweep.study.families.tagger",
@@ -46,6 +47,24 @@ OPTIONAL = {"draws_per_configuration": False, "vectorizes": False, "wants_work_d
 def optional(family, name: str):
     """The family's optional part ``name`` (:data:`OPTIONAL`), or its default."""
     return getattr(family, name, OPTIONAL[name])
+
+
+#: the optional parts of a trial's model with their defaults (declared so on study.families.base.ModelBase):
+#: the per-epoch hooks, and what a model that runs its own loop (``drive``, the user's code) says of its end
+MODEL_OPTIONAL = {"details": lambda epoch: {}, "collapse_reason": lambda best_epoch: None,
+                  "results": lambda best_epoch: {}, "drive": None, "test_at_end": False, "final_test": None,
+                  "ended_reason": None, "silent_reason": "reported no metrics",
+                  "no_test_reason": "no test score reported"}
+
+
+def model_part(model, name: str):
+    """The model's optional part ``name`` (:data:`MODEL_OPTIONAL`), or its default."""
+    return getattr(model, name, MODEL_OPTIONAL[name])
+
+
+def result_columns(space) -> dict[str, str]:
+    """The columns the study's family adds to the trials table, asked of the family once per study."""
+    return once(space, "result_columns", lambda: get_family(space.family).result_columns(space))
 
 
 @dataclass(frozen=True)

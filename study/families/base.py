@@ -110,6 +110,14 @@ class ModelBase:
         """The trial's values of the family's result columns (none by default)."""
         return {}
 
+    # a model that runs its own loop (the user's code) defines drive(on_epoch) and says how it ended
+    drive = None                                 # drive(on_epoch): the model's own loop; None: seedsweep's
+    test_at_end: bool = False                    # its test score comes once, after the last epoch
+    final_test: float | None = None              # that score (None: it gave none)
+    ended_reason: str | None = None              # why its loop returned before seedsweep stopped it
+    silent_reason: str = "reported no metrics"   # why it reported no epoch at all
+    no_test_reason: str = "no test score reported"   # why test_at_end gave no score
+
 
 @runtime_checkable
 class Family(Protocol):

@@ -6,11 +6,11 @@ they never import a floor above their own, not even for annotations."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from ..schema import Train
 
-__all__ = ["StudyView"]
+__all__ = ["StudyView", "once"]
 
 
 class StudyView(Protocol):
@@ -65,3 +65,28 @@ class StudyView(Protocol):
     @property
     def evaluate(self) -> tuple[str, ...]:
         """Test beds and (text, label) files every trial also scores."""
+
+    @property
+    def derived(self) -> dict[Any, Any]:
+        """What the families worked out of this study once (:func:`once`);
+        it travels with the study to the workers."""
+
+
+def once(space: StudyView, key: str, make: Callable[[], Any]) -> Any:
+    """``make()`` the first time a family asks for ``key`` of this study, the
+    stored answer after that: a family parses its task, or lists its result
+    columns, once per study, and a worker gets the answer with the study
+    (keep it picklable: a parsed reference, not an imported function). The
+    answer is keyed on the task and evaluation sets too, so a study edited
+    into another never reads a stale one.
+
+    >>> from types import SimpleNamespace
+    >>> space, calls = SimpleNamespace(task={"function": "a.py:f"}, evaluate=(), base="/s", path="/s/s.yaml",
+    ...                                derived={}), []
+    >>> [once(space, "ref", lambda: calls.append(1) or "parsed") for _ in range(3)], len(calls)
+    (['parsed', 'parsed', 'parsed'], 1)
+    """
+    stamp = (key, repr(sorted(space.task.items())), tuple(space.evaluate), space.base, space.path)
+    if stamp not in space.derived:
+        space.derived[stamp] = make()
+    return space.derived[stamp]

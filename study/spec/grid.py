@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..families import get_family
+from ..families import result_columns
 from ..schema import Scalar, TrialSpec, trial_key, trials_schema
 from .sampling import arrow_type
 from .space import Space, common_type
@@ -38,7 +38,7 @@ def trials_schema_of(space: Space) -> pa.Schema:
     outcome, then the family's result columns."""
     schema = trials_schema({n: arrow_type(t) for n, t in hyperparameter_types(space).items()},
                            tuned=space.tune is not None)
-    for name, kind in get_family(space.family).result_columns(space).items():
+    for name, kind in result_columns(space).items():
         schema = schema.append(pa.field(name, arrow_type(kind)))
     return schema
 

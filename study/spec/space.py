@@ -130,6 +130,7 @@ class Space:
     until: Until | None = None          # an adaptive study's stopping settings (study.spec.until), None: a fixed size
     tune: Tune | None = None  # a tuned comparison's settings (study.spec.tuning): samples = replicates x budget, seeds (1,)
     base: str = field(default="", compare=False)   # the folder relative paths of the file mean (its own folder)
+    derived: dict = field(default_factory=dict, repr=False, compare=False)   # the families' answers (families.view.once)
 
     @property
     def sha256(self) -> str:

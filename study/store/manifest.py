@@ -19,7 +19,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from ..families import get_family, optional
+from ..families import get_family, optional, result_columns
 from .rundir import SCHEMA_VERSION
 
 __all__ = ["build_manifest", "imported_manifest", "versions", "packages", "git_state", "compared_options"]
@@ -100,7 +100,7 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "train": {"metric": space.train.metric, "mode": space.train.mode,
                   "vectorize_seeds": space.train.vectorize_seeds},
         "seed_scope": seed_scope(space),
-        "results": list(get_family(space.family).result_columns(space)),
+        "results": list(result_columns(space)),
         "evaluate": list(space.evaluate),
         "tau": space.tau,
         "tune": space.tune.as_dict() if space.tune else None,

@@ -64,6 +64,7 @@ from ...schema import Train, TrialSpec
 from ..base import Limit
 from ..evalsets import check_evaluate
 from ..usercode import as_argument, check_task_keys, hyperparameter_names, log_path, study_folder, trial_folder
+from ..view import once
 from .metrics import METRIC_KEYS, SOURCE_KEYS, WHEN, MetricsError, MetricsReader, parse_metrics, read_new_lines
 from .program import CappedLog, kill_group, launch, reap_orphans, stop_group, wait_for_end
 
@@ -132,6 +133,11 @@ def _argv(space: "StudyView") -> list[str]:
     return argv
 
 
+def _metrics(space: "StudyView"):
+    """``task.metrics`` parsed, once per study (the driver's check and every trial read the same)."""
+    return once(space, "metrics", lambda: parse_metrics(space.task.get("metrics"), f"{space.path}: task.metrics"))
+
+
 def _program(space: "StudyView", argv0: str) -> Path | None:
     """The program file ``argv[0]`` names (None: not found)."""
     if argv0 in PYTHONS:
@@ -176,7 +182,7 @@ class CommandFamily:
                 raise UserError(f"{space.path}: task.command", f"the compared choice '{choice}' is passed to the "
                                 "program nowhere, so every option would train the same model.",
                                 f"Add it as an argument, e.g. --{choice}, '{{{choice}}}'.")
-        parse_metrics(space.task.get("metrics"), f"{space.path}: task.metrics")
+        _metrics(space)
         for key, low in (("grace", 0.0), ("log_bytes", 1024)):
             value = space.task.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float)) or value < low):
@@ -224,11 +230,9 @@ class CommandModel:
 
     def __init__(self, space: "StudyView", trial: TrialSpec, work_dir: str | None) -> None:
         self.space, self.trial, self.work_dir = space, trial, work_dir
-        self.spec = parse_metrics(space.task["metrics"], "task.metrics")
+        self.spec = _metrics(space)
         self.grace = float(space.task.get("grace", 10.0))
         self.cap = int(space.task.get("log_bytes", 1 << 20))
-        self.ended_reason: str | None = None
-        self.silent_reason = "reported no metrics"
         self.test_at_end = self.spec.test_at_end          # the trial's test score is the program's final one
         self.final_test: float | None = None
         self.no_test_reason = f"no test score reported: the program printed no {self.spec.describe_test()}"

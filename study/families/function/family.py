@@ -35,6 +35,7 @@ from ..base import Limit
 from ..evalsets import check_evaluate
 from ..usercode import LOG_BYTES, captured_output, check_task_keys, log_path, study_folder, trial_folder
 from .loader import check_reference, load_function, parse_reference, source_file
+from ..view import once
 from .trialapi import Trial
 
 if TYPE_CHECKING:
@@ -112,8 +113,9 @@ class FunctionFamily:
     source: str = "built in (seedsweep's own: your Python function)"
 
     def reference(self, space: "StudyView"):
-        """``task.function`` parsed (a file beside the study file, or a module)."""
-        return parse_reference(space.task.get("function"), study_folder(space), f"{space.path}: task.function")
+        """``task.function`` parsed (a file beside the study file, or a module), once per study."""
+        return once(space, "function", lambda: parse_reference(space.task.get("function"), study_folder(space),
+                                                                f"{space.path}: task.function"))
 
     def validate(self, space: "StudyView") -> None:
         """``task`` keys; the function's file or module exists and, read without running it, takes one argument."""
