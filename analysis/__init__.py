@@ -48,7 +48,7 @@ True
 
 **Claims, robustness and agreement across studies**: :func:`judge` a claim
 of a claims file (:func:`read_claims`), the sealed claims of a run directory
-with their verdicts (:func:`ledger`, :func:`ledger_tables`), :func:`robustness` over evaluation
+with their verdicts (:func:`claim_verdicts`, :func:`claim_verdict_tables`), :func:`robustness` over evaluation
 sets, :func:`rank_agreement` and :func:`agreement_table` between studies.
 
 >>> import pathlib, tempfile
@@ -74,7 +74,7 @@ from .figures.robustnessfigure import robustness_figure
 from .pages.report import export_csv, report, sections
 from .reading.crossstudy import agreement_table, study_agreement
 from .reading.imported import import_csv, read_import_spec
-from .reading.ledger import Ledger, ledger, ledger_tables
+from .reading.claimverdicts import ClaimVerdicts, claim_verdicts, claim_verdict_tables
 from .reading.load import comparisons_of, load, load_epochs, study_tau
 from .specs import ComparisonSpec, rows_where
 from .stats.agreement import RankAgreement, rank_agreement
@@ -104,7 +104,7 @@ __all__ = [
     # importance
     "importance", "fanova", "Importance",
     # claims, robustness, agreement
-    "read_claims", "Claims", "judge", "ClaimResult", "ledger", "ledger_tables", "Ledger",
+    "read_claims", "Claims", "judge", "ClaimResult", "claim_verdicts", "claim_verdict_tables", "ClaimVerdicts",
     "robustness", "robustness_table", "robustness_figure", "Robustness",
     "rank_agreement", "RankAgreement", "agreement_table", "study_agreement",
     # tables and reports

@@ -32,12 +32,12 @@ from seedsweep.study.testbeds import counts, read_testbed, tsv_text, write_tsv
 __all__ = ["main"]
 
 
-def _results(out: str) -> str:
+def _results(run_dir: str) -> str:
     """The report's tables of every compared choice, options in file order."""
     from seedsweep import analysis         # the statistics stack: only commands that read results load it
     from seedsweep.analysis.reading.opened import snapshot, study_of    # (the same stack)
 
-    run_dir = snapshot(out)                # its manifest read once for the table and the report
+    run_dir = snapshot(run_dir)            # its manifest read once for the table and the report
     df = analysis.load(run_dir)
     if df.empty:
         return "no trials stored yet"

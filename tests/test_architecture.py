@@ -651,3 +651,38 @@ def test_every_optional_model_part_is_declared_on_the_model_base_with_the_regist
     probes = [f"{p.relative_to(REPO)}:{i}" for p in engine for i, line in enumerate(p.read_text().splitlines(), 1)
               if re.search(r"(getattr|hasattr)\(model\b", line)]
     assert not probes, f"the engine probes a model outside study.families.model_part: {probes}"
+
+
+def _defined_names(tree: ast.AST):
+    """(name, line) of every function, class, parameter and assigned name a module defines."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield node.name, node.lineno
+        elif isinstance(node, ast.arg):
+            yield node.arg, node.lineno
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            yield node.id, node.lineno
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            yield node.attr, node.lineno
+
+
+def test_one_word_per_concept():
+    # docs/reference/layout.md, "One word per concept": a ledger is only the reproduction ledger over many
+    # studies; a batch (trials per Tuner.fit) is never called a wave; a bare `spec` parameter is a ComparisonSpec
+    ledger_homes = {"seedsweep/ledger.py", "analysis/pages/reproductions.py", "seedsweep/cli.py"}
+    bad = []
+    for path in modules("study", "analysis", "seedsweep"):
+        rel = str(path.relative_to(REPO))
+        tree = ast.parse(path.read_text())
+        if "ledger" in path.stem and rel not in ledger_homes:
+            bad.append(f"{rel}: a module named ledger")
+        for name, line in _defined_names(tree):
+            if "ledger" in name.lower() and rel not in ledger_homes:
+                bad.append(f"{rel}:{line} {name} (ledger means the reproduction ledger only)")
+            if "wave" in name.lower() and path.name == "feed.py":
+                bad.append(f"{rel}:{line} {name} (the trials of one Tuner.fit are a batch)")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.arg) and node.arg == "spec" and node.annotation is not None \
+                    and "ComparisonSpec" not in ast.unparse(node.annotation):
+                bad.append(f"{rel}:{node.lineno} spec: {ast.unparse(node.annotation)} (name it trial, import_spec…)")
+    assert not bad, "one word per concept (docs/reference/layout.md): " + "; ".join(bad)

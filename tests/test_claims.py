@@ -220,7 +220,7 @@ def test_the_report_lists_collapsed_runs_and_both_means_beside_band_and_interval
     import pandas as pd
 
     from seedsweep.study.spec.claimsfile import Claims, parse_claims
-    from seedsweep.analysis.reading.ledger import Ledger, ledger_tables
+    from seedsweep.analysis.reading.claimverdicts import ClaimVerdicts, claim_verdict_tables
 
     rng = np.random.default_rng(0)
     scores = np.concatenate([rng.normal(70.3, 0.6, 98), [15.9, 9.3]])
@@ -233,7 +233,7 @@ def test_the_report_lists_collapsed_runs_and_both_means_beside_band_and_interval
          "rule": {"interval": True, "gate": 0.5}}]})
     results = [judge(c, df) for c in claims.claims]
     assert [r.verdict.verdict for r in results] == ["not reproduced", "inconclusive"]
-    table = ledger_tables(Ledger(claims, results, "not reproduced", {"sealed_at": "t", "sha256": "x"}))[0][1]
+    table = claim_verdict_tables(ClaimVerdicts(claims, results, "not reproduced", {"sealed_at": "t", "sha256": "x"}))[0][1]
     why = table.rows[0][-1]
     assert "run-098, run-099" in why and "2 of the 100 runs" in why
     assert f"{scores.mean():.4g} with them" in why and f"{scores[:98].mean():.4g} without them" in why

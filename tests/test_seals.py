@@ -152,7 +152,7 @@ def test_an_edit_after_sealing_is_caught_by_verify_report_dashboard_and_run(seal
 def test_the_html_report_verifies_the_seal_once_and_decides_once(sealed_run, monkeypatch):
     from seedsweep.analysis.pages.htmlreport import html_report
 
-    ledger_module, report_module = (importlib.import_module(m) for m in ("seedsweep.analysis.reading.ledger",
+    verdicts_module, report_module = (importlib.import_module(m) for m in ("seedsweep.analysis.reading.claimverdicts",
                                                                          "seedsweep.analysis.pages.report"))
 
     calls = {"verify": 0, "decided": 0}
@@ -163,7 +163,7 @@ def test_the_html_report_verifies_the_seal_once_and_decides_once(sealed_run, mon
             return real(*args, **kwargs)
         return call
 
-    monkeypatch.setattr(ledger_module, "verify", counted("verify", ledger_module.verify))
+    monkeypatch.setattr(verdicts_module, "verify", counted("verify", verdicts_module.verify))
     monkeypatch.setattr(report_module, "study_decided", counted("decided", report_module.study_decided))
     page = html_report(sealed_run[0], n_bootstrap=50)
     assert "claims and verdicts" in page and "seal-broken" not in page

@@ -1,6 +1,6 @@
 """The claims figure of the dashboard: the sealed claims and their verdicts
 as a table figure, marked unsealed when the seal is broken
-(:func:`analysis.reading.ledger.ledger` judges them)."""
+(:func:`analysis.reading.claimverdicts.claim_verdicts` judges them)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 if TYPE_CHECKING:                 # the annotations' pandas; the figure itself needs none
     import pandas as pd
 
-from ..reading.ledger import ledger, ledger_tables
+from ..reading.claimverdicts import claim_verdicts, claim_verdict_tables
 from .figurekit import TABLE_MARGIN, empty_figure, table_height
 
 __all__ = ["claims_figure"]
@@ -21,11 +21,11 @@ __all__ = ["claims_figure"]
 def claims_figure(run_dir: str | Path, df: pd.DataFrame, specs=(), results=(), fig_id: str = "claims"):
     """The claims and their verdicts as a table figure (the dashboard's), or
     an empty figure saying that no claims are sealed."""
-    led = ledger(run_dir, df, specs, results)
+    led = claim_verdicts(run_dir, df, specs, results)
     if led is None:
         return empty_figure(fig_id, "no claims are sealed into this run directory (seedsweep run --claims FILE, "
                                     "or seedsweep claims seal FILE DIR)")
-    tables = dict(ledger_tables(led))
+    tables = dict(claim_verdict_tables(led))
     warning = ("<b style='color:#b00020'>THE SEAL IS BROKEN: these verdicts are unsealed.</b> "
                + " ".join(led.problems) + "<br>") if not led.sealed else ""
     meta = {"id": fig_id, "outcome": led.outcome, "sealed": led.sealed, "problems": led.problems,

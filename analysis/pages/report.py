@@ -20,7 +20,7 @@ import pandas as pd
 from seedsweep.study.files import write_text
 
 from ..reading.imported import read_import_spec
-from ..reading.ledger import Ledger, ledger, ledger_tables
+from ..reading.claimverdicts import ClaimVerdicts, claim_verdicts, claim_verdict_tables
 from ..reading.load import comparisons_of, load, study_tau
 from ..reading.opened import snapshot
 from ..reading.rundirs import StudyDecisions, study_decided, study_tuned
@@ -48,7 +48,7 @@ class RunJudgement:
     once per report: the sealed claims judged (the seal verified once), an
     adaptive study's decisions and a tuned study's comparison (None where the
     directory has none)."""
-    led: Ledger | None
+    led: ClaimVerdicts | None
     decided: StudyDecisions | None
     tuned: TunedComparison | None
 
@@ -57,7 +57,7 @@ def judge_run(run_dir: str | Path, df: pd.DataFrame, specs, results, *, imported
               n_bootstrap: int = 1000, seed: int = 0) -> RunJudgement:
     """:class:`RunJudgement` of ``run_dir`` with trials ``df`` (``imported``:
     results imported from elsewhere, which hold no decisions and no tuning)."""
-    return RunJudgement(ledger(run_dir, df, specs, results, seed=seed),
+    return RunJudgement(claim_verdicts(run_dir, df, specs, results, seed=seed),
                         None if imported else study_decided(run_dir, df),
                         None if imported else study_tuned(run_dir, df, n_bootstrap=n_bootstrap, seed=seed))
 
@@ -132,7 +132,7 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
         parts.insert(0, note)
     led = judged.led
     if led is not None:                      # the sealed claims and their verdicts come first
-        parts = [t.render(fmt, title=title) for title, t in ledger_tables(led)] + parts
+        parts = [t.render(fmt, title=title) for title, t in claim_verdict_tables(led)] + parts
     if judged.decided is not None:           # an adaptive study's decisions come before everything
         parts = [judged.decided.table().render(fmt, title="Decisions")] + parts
     return "\n\n".join(parts) + "\n"

@@ -4,7 +4,7 @@ file's ``source``), for ``seedsweep ledger DIR [DIR ...]``.
 
 Per source: the outcome over all its claims (:func:`analysis.stats.verdict.outcome`);
 per study: when its claims were sealed relative to its results, whether the
-seal holds, the claims table of :func:`analysis.reading.ledger.ledger_tables` (estimate,
+seal holds, the claims table of :func:`analysis.reading.claimverdicts.claim_verdict_tables` (estimate,
 interval, target, rule, verdict, why) and the declared deviations. A run
 directory without sealed claims is listed as "no claims"; a folder that is
 not a run directory is a :class:`study.errors.UserError` naming it, before
@@ -22,7 +22,7 @@ from pathlib import Path
 from seedsweep.study.errors import UserError
 from seedsweep.study.store.rundir import RunDir
 
-from ..reading.ledger import Ledger, ledger, ledger_tables
+from ..reading.claimverdicts import ClaimVerdicts, claim_verdicts, claim_verdict_tables
 from ..reading.load import comparisons_of, load
 from ..stats.verdict import outcome
 
@@ -37,7 +37,7 @@ class Study:
 
     path: Path
     name: str
-    led: Ledger | None
+    led: ClaimVerdicts | None
     report: Path | None                 # DIR/report.html when it exists
 
     @property
@@ -80,7 +80,7 @@ def collect(dirs, *, seed: int = 0) -> list[Study]:
         name = str(manifest.get("study") or p.name)
         specs, results = comparisons_of(p)
         df = load(p)
-        led = ledger(p, df, specs, results, seed=seed)
+        led = claim_verdicts(p, df, specs, results, seed=seed)
         studies.append(Study(p, name, led, p / "report.html" if (p / "report.html").is_file() else None))
     if all(s.led is None for s in studies):
         raise UserError(", ".join(map(str, paths)), "no claims are sealed into any of these run directories, so "
@@ -151,7 +151,7 @@ def ledger_markdown(studies: list[Study], *, command: str = "") -> str:
                         "('seedsweep claims seal FILE DIR' seals a claims file)."]
             continue
         out += [f"Outcome: **{s.led.outcome}**. Claims sealed {s.sealing()}.", _report_hint(s, "markdown")]
-        for title, table in ledger_tables(s.led):
+        for title, table in claim_verdict_tables(s.led):
             out += ["", table.markdown(title=title)]
     return "\n".join(out).rstrip() + "\n"
 
@@ -200,7 +200,7 @@ def ledger_html(studies: list[Study], *, command: str = "") -> str:
                   f"{e(s.path.as_posix())}/report.html</code>.")
         parts.append(f'<p>Outcome: <b class="outcome {_verdict_class(s.led.outcome)}">{e(s.led.outcome)}</b>. '
                      f"Claims sealed {e(s.sealing())}. {report}</p>")
-        for title, table in ledger_tables(s.led):
+        for title, table in claim_verdict_tables(s.led):
             body = table.html(title=title)
             if title == "claims and verdicts":     # colour each verdict cell (the 7th column)
                 body = re.sub(r'<td class="num">((?:not reproduced|reproduced|inconclusive)[^<]*)</td>',

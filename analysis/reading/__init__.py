@@ -1,6 +1,6 @@
 """Reading run directories: the trials and epochs as tables (:mod:`.load`),
 results imported from elsewhere (:mod:`.imported`), the sealed claims judged
-(:mod:`.ledger`), what an adaptive or tuned study's directory holds beyond
+(:mod:`.claimverdicts`), what an adaptive or tuned study's directory holds beyond
 its trials (:mod:`.rundirs`), and two studies side by side
 (:mod:`.crossstudy`).
 
@@ -20,7 +20,7 @@ from seedsweep.study.rooms import face
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "crossstudy": ("StudyAgreement", "study_agreement", "agreement_table"),
     "imported": ("import_csv", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"),
-    "ledger": ("Ledger", "ledger_tables", "until_of", "judge_claims"),
+    "claimverdicts": ("ClaimVerdicts", "claim_verdicts", "claim_verdict_tables", "until_of", "judge_claims"),
     "load": ("load_epochs", "trials_frame", "epochs_frame", "comparisons_of", "study_tau", "scoring"),
     "rundirs": ("WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "claims_at"),
 })

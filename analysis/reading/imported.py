@@ -196,28 +196,29 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
     df = _read_csv(path, sep)
     flags = any(v is not None for v in (task, task_name, score, dev_score, choice)) or bool(ignore or results)
     if not flags and _RG_REQUIRED <= set(df.columns):
-        spec = rg2017_spec()
+        import_spec = rg2017_spec()
         preset = "rg2017"
     else:
-        spec = _spec_from_flags(path, df, task=task, score=score, dev_score=dev_score, choice=choice,
-                                options=options, ignore=ignore, results=results)
+        import_spec = _spec_from_flags(path, df, task=task, score=score, dev_score=dev_score, choice=choice,
+                                      options=options, ignore=ignore, results=results)
         preset = None
-    clash = [c for c in _ADDED if c in df.columns and c not in (spec.source_score, spec.source_dev_score, spec.task)]
+    sources = (import_spec.source_score, import_spec.source_dev_score, import_spec.task)
+    clash = [c for c in _ADDED if c in df.columns and c not in sources]
     if clash:
         raise UserError(f"{path}: column(s) {clash}", "these names are columns seedsweep adds to every run directory.",
                         "Rename them in a copy of the file before importing.")
 
-    scores = _numeric(path, df, spec.source_score)
+    scores = _numeric(path, df, import_spec.source_score)
     table = df.copy()
     if preset == "rg2017":
         table["task"] = table["Dataset"].map(RG2017_TASKS).fillna(table["Dataset"].astype(str))
-    elif spec.task is not None:
-        table["task"] = table[spec.task].astype("string")
+    elif import_spec.task is not None:
+        table["task"] = table[import_spec.task].astype("string")
     else:
         table["task"] = task_name or ""
     table["test_score"] = scores
-    if spec.source_dev_score is not None:
-        table["dev_score"] = _numeric(path, df, spec.source_dev_score)
+    if import_spec.source_dev_score is not None:
+        table["dev_score"] = _numeric(path, df, import_spec.source_dev_score)
     finite = np.isfinite(scores)
     table["status"] = np.where(finite, "ok", "failed")
     table["reason"] = np.where(finite, None, "no score in the source file")
@@ -225,17 +226,18 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
     for col in ("config_id", "choice", "option"):
         table[col] = pd.Series([None] * len(table), dtype="string")
     table["seed"] = pd.Series([None] * len(table), dtype="Int64")
-    results_all = list(dict.fromkeys(spec.results + [spec.source_score]
-                                     + ([spec.source_dev_score] if spec.source_dev_score else [])))
-    spec = ImportSpec(score="test_score", source_score=spec.source_score, source_dev_score=spec.source_dev_score,
-                      task=spec.task, results=results_all, comparisons=spec.comparisons)
+    results_all = list(dict.fromkeys(import_spec.results + [import_spec.source_score]
+                                     + ([import_spec.source_dev_score] if import_spec.source_dev_score else [])))
+    import_spec = ImportSpec(score="test_score", source_score=import_spec.source_score,
+                             source_dev_score=import_spec.source_dev_score, task=import_spec.task, results=results_all,
+                             comparisons=import_spec.comparisons)
 
     manifest = imported_manifest(
         study=path.name.split(".")[0],
         imported={"source": str(path.resolve()), "sha256": file_sha256(path), "rows": int(len(df)),
                   "columns": [str(c) for c in df.columns], "preset": preset},
         command=command)
-    RunDir.create_imported(out, _to_arrow(table), asdict(spec), manifest)
+    RunDir.create_imported(out, _to_arrow(table), asdict(import_spec), manifest)
     return out
 
 

@@ -70,9 +70,9 @@ def load_epochs(run_dir: str | Path) -> pd.DataFrame:
 
 def comparisons_of(run_dir: Run) -> tuple[list[ComparisonSpec], list[str]]:
     """(comparisons to report, extra result columns) of a run directory (a path, or an opened run)."""
-    spec = read_import_spec(run_dir)
-    if spec is not None:
-        return list(spec.comparisons), list(spec.results)
+    import_spec = read_import_spec(run_dir)
+    if import_spec is not None:
+        return list(import_spec.comparisons), list(import_spec.results)
     rd = opened(run_dir)
     rd.require()
     manifest = rd.manifest()

@@ -26,7 +26,7 @@ from ..stats.tuned import TPE_STARTUP, TunedComparison, tuned_comparison
 from ..stats.verdict import INCONCLUSIVE
 from ..tables import Table
 from .imported import read_import_spec
-from .ledger import judge_claims
+from .claimverdicts import judge_claims
 from .load import comparisons_of, load
 from .opened import Run, opened, run_path, study_of
 

@@ -151,11 +151,11 @@ class StoreAndProgress(tune.Callback):
     def store(self, key: str, outcome: dict[str, Any]) -> None:
         """Queue the trial's parts for the store's writer thread, so that
         Tune's control loop does not wait on Parquet encoding and disk."""
-        spec = self.plan[key]
+        planned = self.plan[key]
         outcome["attempt"] = self.prior_attempts.get(key, 0) + self.attempts[key] + 1
         rows = self.epochs.pop(key, [])
         self.pending = [f for f in self.pending if not f.done() or f.result() is not None]
-        self.pending.append(self.pool.submit(self.write, key, spec, outcome, rows))
+        self.pending.append(self.pool.submit(self.write, key, planned, outcome, rows))
         self.counts[outcome["status"]] += 1
         self.done.add(key)
         self.running -= 1
@@ -167,13 +167,13 @@ class StoreAndProgress(tune.Callback):
             self.pending.append(self.pool.submit(self.fold, self.fold_every))
         self.progress(force=False)
 
-    def write(self, key: str, spec: TrialSpec, outcome: dict[str, Any], rows: list[dict]) -> None:
+    def write(self, key: str, planned: TrialSpec, outcome: dict[str, Any], rows: list[dict]) -> None:
         """On the writer thread: the trial's tables, then its parts. The tables
         are kept until the next fold, which then need not read them back."""
         if self.full is not None:
             self.unwritten += 1
             return
-        row = trial_row(self.space.name, self.space.task_name, spec, self.schema, outcome)
+        row = trial_row(self.space.name, self.space.task_name, planned, self.schema, outcome)
         epochs, confusion = epoch_rows(key, rows), confusion_rows(key, rows)
         try:
             row = self.rd.write_trial(key, row, epochs, confusion)

@@ -57,8 +57,8 @@ class ModelSpec:
 def parse_model(name: str) -> ModelSpec:
     """Split a model option.
 
-    >>> spec = parse_model("random:sentence-transformers/all-MiniLM-L6-v2@3")
-    >>> spec.base, spec.pretrained, spec.layers
+    >>> model_spec = parse_model("random:sentence-transformers/all-MiniLM-L6-v2@3")
+    >>> model_spec.base, model_spec.pretrained, model_spec.layers
     ('sentence-transformers/all-MiniLM-L6-v2', False, 3)
     >>> parse_model("./models/minilm").pretrained
     True

@@ -192,22 +192,22 @@ class SpaceValidator:
         """``space``: every sampled hyperparameter with its distribution and condition."""
         mapping = self.mapping(value, "space")
         out = []
-        for name, spec in mapping.items():
+        for name, entry in mapping.items():
             key = f"space.{name}"
             self.param_name(name, key)
-            spec = self.mapping(spec, key)
-            self.known_keys(spec, key, DISTRIBUTIONS + ("when",))
-            kinds = [k for k in DISTRIBUTIONS if k in spec]
+            entry = self.mapping(entry, key)
+            self.known_keys(entry, key, DISTRIBUTIONS + ("when",))
+            kinds = [k for k in DISTRIBUTIONS if k in entry]
             if len(kinds) != 1:
                 self.fail(key, f"needs exactly one distribution, found {len(kinds)} ({', '.join(kinds) or 'none'}).",
                           f"Use one of {', '.join(DISTRIBUTIONS)}, e.g. {{choice: [a, b]}} or {{uniform: [0.0, 0.5]}}.")
             kind = kinds[0]
-            when = self.when(spec.get("when"), f"{key}.when") if "when" in spec else ()
+            when = self.when(entry.get("when"), f"{key}.when") if "when" in entry else ()
             if kind == "choice":
-                values = self.options(spec["choice"], f"{key}.choice", allow_null=True)
+                values = self.options(entry["choice"], f"{key}.choice", allow_null=True)
                 out.append(Param(name, kind, values=values, when=when))
                 continue
-            bounds = spec[kind]
+            bounds = entry[kind]
             bkey = f"{key}.{kind}"
             if not isinstance(bounds, list) or len(bounds) != 2:
                 self.fail(bkey, f"expected [low, high], got {bounds!r}.", "Write two bounds, e.g. [1.0e-4, 1.0e-2].")

@@ -49,15 +49,15 @@ def outcome_of(final: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def trial_row(study: str, task: str, spec: TrialSpec, schema: pa.Schema, outcome: dict[str, Any]) -> pa.Table:
+def trial_row(study: str, task: str, trial: TrialSpec, schema: pa.Schema, outcome: dict[str, Any]) -> pa.Table:
     """One row of the trials table: identity, hyperparameters, outcome. The
     option is stored as text, exactly as written in the study file."""
     row: dict[str, Any] = {
-        "study": study, "task": task, "trial_key": spec.key,
-        "config_id": spec.config_id, "choice": spec.choice, "option": str(spec.option), "seed": spec.seed,
+        "study": study, "task": task, "trial_key": trial.key,
+        "config_id": trial.config_id, "choice": trial.choice, "option": str(trial.option), "seed": trial.seed,
     }
-    row.update(spec.hparams)
-    row.update(spec.extra)
+    row.update(trial.hparams)
+    row.update(trial.extra)
     row.update(outcome)
     return pa.Table.from_pylist([{f.name: row.get(f.name) for f in schema}], schema=schema)
 

@@ -147,13 +147,13 @@ class MetricsReader:
     end), "loss": .. or None, "epoch": .. or None}``; ``final_test`` is the
     last test score seen when the program reports test at its end."""
 
-    def __init__(self, spec: MetricsSpec) -> None:
-        self.spec = spec
+    def __init__(self, metrics_spec: MetricsSpec) -> None:
+        self.spec = metrics_spec
         self.pending: dict[str, float] = {}
         self.lines = 0
         self.final_test: float | None = None
         # a metric's key as it appears in JSON ('"dev_f1"'): a line naming one must parse
-        self._mentions = [json.dumps(k) for k in spec.keys.values()]
+        self._mentions = [json.dumps(k) for k in metrics_spec.keys.values()]
 
     def feed(self, line: str) -> list[dict[str, float | None]]:
         """The epochs this line completes (usually none or one)."""

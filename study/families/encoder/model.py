@@ -67,13 +67,13 @@ def _encoder_vectors(texts: list[str], s: dict[str, Any]) -> np.ndarray:
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
-    spec = parse_model(s["model"])
-    source = model_source(spec.base)
+    model_spec = parse_model(s["model"])
+    source = model_source(model_spec.base)
     try:
         tok = AutoTokenizer.from_pretrained(source)
-        config = AutoConfig.from_pretrained(source, **({} if spec.layers is None else
-                                                       {"num_hidden_layers": spec.layers}))
-        if spec.pretrained and s["pretrained"]:
+        config = AutoConfig.from_pretrained(source, **({} if model_spec.layers is None else
+                                                       {"num_hidden_layers": model_spec.layers}))
+        if model_spec.pretrained and s["pretrained"]:
             net = AutoModel.from_pretrained(source, config=config)
         else:
             torch.manual_seed(RANDOM_INIT_SEED)
@@ -115,9 +115,10 @@ def cache_key(s: dict[str, Any], task_json: str, split: str) -> str:
     if source is not None:
         what = {"vectors": source}
     else:
-        spec = parse_model(s["model"])
-        what = {"model": spec.base, "source": model_source(spec.base), "pretrained": spec.pretrained and s["pretrained"],
-                "layers": spec.layers, "pooling": s["pooling"], "layer": int(s["layer"]),
+        model_spec = parse_model(s["model"])
+        what = {"model": model_spec.base, "source": model_source(model_spec.base),
+                "pretrained": model_spec.pretrained and s["pretrained"],
+                "layers": model_spec.layers, "pooling": s["pooling"], "layer": int(s["layer"]),
                 "max_length": int(s["max_length"])}
     text = json.dumps({**what, "task": task_json, "split": split, "version": CACHE_VERSION}, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]

@@ -69,16 +69,16 @@ def source_file(ref: Reference, base: Path, where: str) -> Path:
         return ref.file
     with _on_path(base):
         try:
-            spec = importlib.util.find_spec(ref.module)
+            module_spec = importlib.util.find_spec(ref.module)
         except (ImportError, ValueError) as exc:
-            spec, cause = None, f" ({exc})"
+            module_spec, cause = None, f" ({exc})"
         else:
             cause = ""
-    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+    if module_spec is None or not module_spec.origin or not module_spec.origin.endswith(".py"):
         raise UserError(where, f"no module named {ref.module!r} was found{cause}.",
                         "Install the package that holds it (pip install -e ...), or put the module beside the "
                         "study file; check the spelling.")
-    return Path(spec.origin)
+    return Path(module_spec.origin)
 
 
 def check_reference(ref: Reference, base: Path, where: str) -> Path:
@@ -150,13 +150,13 @@ def load_function(ref: Reference, base: Path, where: str) -> Callable:
         module_name = f"seedsweep_user_{digest}"
         module = sys.modules.get(module_name)
         if module is None:
-            spec = importlib.util.spec_from_file_location(module_name, path)
-            module = importlib.util.module_from_spec(spec)
+            module_spec = importlib.util.spec_from_file_location(module_name, path)
+            module = importlib.util.module_from_spec(module_spec)
             sys.modules[module_name] = module
             if str(path.parent) not in sys.path:
                 sys.path.insert(0, str(path.parent))
             try:
-                spec.loader.exec_module(module)
+                module_spec.loader.exec_module(module)
             except Exception as exc:
                 del sys.modules[module_name]
                 raise UserError(where, f"importing {path} raised {type(exc).__name__}: {exc}.",

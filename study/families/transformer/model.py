@@ -77,18 +77,18 @@ class TransformerModel(ModelBase):
         n_labels = len(self.data.label_names)
         label_maps = {"id2label": dict(enumerate(self.data.label_names)),
                       "label2id": {n: i for i, n in enumerate(self.data.label_names)}}
-        spec = parse_model(s["model"])
+        model_spec = parse_model(s["model"])
         try:
-            if spec.base == TINY:
+            if model_spec.base == TINY:
                 config = BertConfig(vocab_size=_tokenizer(source).vocab_size, hidden_size=32, num_hidden_layers=2,
                                     num_attention_heads=2, intermediate_size=64, num_labels=n_labels, **label_maps)
                 self._set_dropout(config, float(s["classifier_dropout"]))
                 self.net = AutoModelForSequenceClassification.from_config(config)
             else:
-                layers = {} if spec.layers is None else {"num_hidden_layers": spec.layers}
+                layers = {} if model_spec.layers is None else {"num_hidden_layers": model_spec.layers}
                 config = AutoConfig.from_pretrained(source, num_labels=n_labels, **label_maps, **layers)
                 self._set_dropout(config, float(s["classifier_dropout"]))
-                if spec.pretrained:     # (with @N: the first N layers' weights)
+                if model_spec.pretrained:     # (with @N: the first N layers' weights)
                     self.net = AutoModelForSequenceClassification.from_pretrained(source, config=config)
                 else:                   # random: the architecture, initialised from the trial's seed
                     self.net = AutoModelForSequenceClassification.from_config(config)

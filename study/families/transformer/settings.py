@@ -39,5 +39,5 @@ def settings_of(space: "StudyView", hparams: dict[str, Any]) -> dict[str, Any]:
 def option_source(name: str) -> str:
     """Where the model option ``name`` is loaded from (:mod:`study.families.modelsources`;
     ``tiny-random-bert`` takes MiniLM's tokenizer and vocabulary)."""
-    spec = parse_model(name)
-    return model_source("all-minilm-l6-v2" if spec.base == TINY else spec.base)
+    model_spec = parse_model(name)
+    return model_source("all-minilm-l6-v2" if model_spec.base == TINY else model_spec.base)

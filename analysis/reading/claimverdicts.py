@@ -22,14 +22,14 @@ from ..stats.verdict import outcome
 from ..tables import Table
 from .opened import Run, opened, run_path, study_of
 
-__all__ = ["Ledger", "ledger", "ledger_tables", "until_of", "judge_claims"]
+__all__ = ["ClaimVerdicts", "claim_verdicts", "claim_verdict_tables", "until_of", "judge_claims"]
 
 
 UNSEALED = "UNSEALED"
 
 
 @dataclass
-class Ledger:
+class ClaimVerdicts:
     claims: Claims | None                # None: the manifest lists none and no claims.yaml is left
     results: list[ClaimResult]
     outcome: str
@@ -58,7 +58,7 @@ def judge_claims(claims: Claims, df: pd.DataFrame, specs=(), results=(), *, unti
                   bounds=None if until is None else until.claim_bounds) for c in claims.claims]
 
 
-def ledger(run_dir: Run, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> Ledger | None:
+def claim_verdicts(run_dir: Run, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> ClaimVerdicts | None:
     """The run directory's sealed claims judged on ``df`` (None when none are
     sealed and nothing says they were). The seal is checked first
     (:func:`study.store.sealing.verify`): when it is broken, the claims found are
@@ -73,14 +73,14 @@ def ledger(run_dir: Run, df: pd.DataFrame, specs=(), results=(), *, seed: int = 
     result = outcome([r.verdict.verdict for r in judged]) if judged else "no claims to judge"
     if not check.intact:
         result = f"{UNSEALED} ({result}): the seal is broken"
-    return Ledger(claims, judged, result, record, list(check.problems), check.fix(run_path(run_dir)))
+    return ClaimVerdicts(claims, judged, result, record, list(check.problems), check.fix(run_path(run_dir)))
 
 
 def _num(x: float) -> str:
     return "–" if x is None or not math.isfinite(x) else f"{x:.4g}"
 
 
-def ledger_tables(led: Ledger) -> list[tuple[str, Table]]:
+def claim_verdict_tables(led: ClaimVerdicts) -> list[tuple[str, Table]]:
     """(title, table) of the claims section; when the seal is broken, the
     problems come first and every verdict reads "(unsealed)"."""
     broken = []
