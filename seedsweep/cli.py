@@ -14,6 +14,7 @@ import errno
 import os
 import secrets
 import sys
+from pathlib import Path
 
 from seedsweep.adaptive import add_replay, run_adaptive
 from seedsweep.claims import add_claims
@@ -184,12 +185,25 @@ def _split(values: list[str] | None) -> list[str]:
 
 
 def _cmd_import(args) -> int:
-    from seedsweep.analysis.reading.imported import import_csv  # the statistics stack
+    from seedsweep import analysis  # the statistics stack: only commands that read results load it
+    from seedsweep.analysis.reading.imported import import_csv  # (the same stack)
+    from seedsweep.analysis.reading.tunesource import import_tune   # (the same stack)
+    from seedsweep.analysis.stats.unpaired import pairing_lines   # (the same stack)
 
-    out = import_csv(args.csv, args.out, task=args.task, task_name=args.task_name, score=args.score,
-                     dev_score=args.dev_score, choice=args.choice, options=_split(args.options) or None,
-                     ignore=_split(args.ignore), results=_split(args.result), sep=args.sep, command=sys.argv)
-    print(f"{args.csv}: imported into {out}; 'seedsweep report {out}' prints its tables")
+    flags = dict(score=args.score, dev_score=args.dev_score, choice=args.choice,
+                 options=_split(args.options) or None, ignore=_split(args.ignore), results=_split(args.result),
+                 seed=args.seed, mode=args.mode, task_name=args.task_name, command=sys.argv)
+    if Path(args.source).is_dir():         # a folder: a Ray Tune experiment (read_tune says if it is not one)
+        if args.task or args.sep:
+            raise UserError(f"{args.source}: --{'task' if args.task else 'sep'}", "is a flag of a CSV file's import.",
+                            "Leave it out for a Ray Tune experiment folder (--task-name names its one task).")
+        out = import_tune(args.source, args.out, **flags)
+    else:
+        out = import_csv(args.source, args.out, task=args.task, sep=args.sep, **flags)
+    df, (specs, results) = analysis.load(out), analysis.comparisons_of(out)
+    for line in pairing_lines(df, specs, results):
+        print(line)
+    print(f"{args.source}: imported into {out}; 'seedsweep report {out}' prints its tables")
     return 0
 
 
@@ -268,14 +282,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     p.set_defaults(func=_cmd_export)
 
-    p = sub.add_parser("import", help="turn someone else's raw results (CSV/TSV) into a run directory")
-    p.add_argument("csv", help="the results file, one row per run (.csv, .tsv, optionally .gz)")
+    p = sub.add_parser("import", help="turn runs made elsewhere (a CSV/TSV file, a Ray Tune experiment folder) into "
+                       "a run directory")
+    p.add_argument("source", help="the results: a file with one row per run (.csv, .tsv, optionally .gz), or the "
+                   "folder tune.Tuner wrote (<storage_path>/<name>)")
     p.add_argument("--out", required=True, help="the run directory to create (must not exist or be empty)")
-    p.add_argument("--score", help="column of the test score (default: recognise the R&G raw-results layout)")
-    p.add_argument("--dev-score", help="column of the dev score")
+    p.add_argument("--score", help="column (or Tune metric) of the test score (default: recognise the R&G "
+                   "raw-results layout)")
+    p.add_argument("--dev-score", help="column (or Tune metric) of the dev score; a Tune trial's scores are then "
+                   "those of its best dev report")
+    p.add_argument("--mode", choices=("max", "min"), default="max", help="which scores are better (min: a loss)")
+    p.add_argument("--seed", help="column (or Tune parameter) holding each run's random seed: runs equal in every "
+                   "other setting are seeds of one configuration")
     p.add_argument("--task", help="column naming the task (default: one task)")
     p.add_argument("--task-name", help="name of the single task when there is no task column")
-    p.add_argument("--choice", help="column holding the option of the compared design choice")
+    p.add_argument("--choice", help="column (or Tune parameter, nested ones as outer/inner) holding the option of "
+                   "the compared design choice")
     p.add_argument("--options", action="append", help="options to compare, comma separated, in display order")
     p.add_argument("--ignore", action="append", help="columns left out of pairing (comma separated)")
     p.add_argument("--result", action="append", help="further outcome columns, never pairing keys (comma separated)")

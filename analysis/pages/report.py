@@ -12,6 +12,7 @@ for an imported directory, the comparisons of its ``import.json``.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,7 @@ from ..stats.paired import Comparison, compare_spec
 from ..stats.robustness import robustness_of, robustness_table
 from ..stats.seeds import option_distributions, seed_variance, selection_scores
 from ..stats.tuned import TunedComparison, tuned_table
+from ..stats.unpaired import banner, unpaired, unpaired_tables
 from ..tables import (comparison_table, dominance_table, importance_table, option_distribution_table,
                      seed_variance_table, selection_table)
 
@@ -94,18 +96,26 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
     if tuned is not None:       # no two trials share a configuration: the tuned table replaces the paired ones
         parts.append(tuned_table(tuned).render(fmt, title=f"tuned comparison: {tuned.choice} at budget "
                                                           f"{tuned.budget} ({tuned.sampler})"))
+    imported = read_import_spec(run_dir) is not None
     for spec in specs if tuned is None else ():
         title = spec.name if spec.name == spec.choice else f"{spec.name} ({spec.choice})"
-        parts.append(comparison_table(computed.by_task[spec.name], options=spec.options).render(fmt, title=title))
-        dom = computed.stats[spec.name].dominance
-        if any(d is not None for d in dom.values()):
-            parts.append(dominance_table(dom).render(fmt, title=f"dominance: {spec.name}"))
+        # an import of a search whose configurations do not pair is judged as independent samples
+        alone = unpaired(df, spec, results, n_bootstrap=n_bootstrap, seed=seed) if imported else {}
+        if not alone or any(u.coverage.paired for u in alone.values()) or len(alone) < len(computed.by_task[spec.name]):
+            parts.append(comparison_table(computed.by_task[spec.name], options=spec.options)
+                         .render(fmt, title=title + (" (paired configurations only)" if alone else "")))
+            dom = computed.stats[spec.name].dominance
+            if any(d is not None for d in dom.values()):
+                parts.append(dominance_table(dom).render(fmt, title=f"dominance: {spec.name}"))
+        if alone:
+            parts.append(_paragraph(banner(spec.name, alone), fmt))
+            parts += [t.render(fmt, title=name) for name, t in unpaired_tables(spec.name, alone)]
     tau = study_tau(run_dir)
     for spec in specs:                                   # studies that scored evaluation sets (evaluate:)
         rob = robustness_of(df, spec, results, tau)
         if rob is not None:
             parts.append(robustness_table(rob).render(fmt, title=f"robustness: {spec.name}"))
-    if specs and read_import_spec(run_dir) is None:      # seedsweep runs: per-option seed distributions
+    if specs and not imported:                           # seedsweep runs: per-option seed distributions
         for spec in specs:
             if tuned is None:           # a tuned study's trials are searches, not seeds of configurations
                 parts.append(option_distribution_table(option_distributions(df, spec.choice), spec.choice)
@@ -136,6 +146,11 @@ def report(run_dir: str | Path, fmt: str = "markdown", *, n_bootstrap: int = 100
     if judged.decided is not None:           # an adaptive study's decisions come before everything
         parts = [judged.decided.table().render(fmt, title="Decisions")] + parts
     return "\n\n".join(parts) + "\n"
+
+
+def _paragraph(text: str, fmt: str) -> str:
+    """A sentence between the tables, in the report's format."""
+    return f"<p>{html.escape(text)}</p>" if fmt == "html" else text
 
 
 def protocol_note(df: pd.DataFrame) -> str | None:

@@ -1,5 +1,6 @@
 """Reading run directories: the trials and epochs as tables (:mod:`.load`),
-results imported from elsewhere (:mod:`.imported`), the sealed claims judged
+results imported from elsewhere (:mod:`.imported`; a Ray Tune experiment folder:
+:mod:`.tunesource`), the sealed claims judged
 (:mod:`.claimverdicts`), what an adaptive or tuned study's directory holds beyond
 its trials (:mod:`.rundirs`), and two studies side by side
 (:mod:`.crossstudy`).
@@ -19,7 +20,9 @@ from seedsweep.study.rooms import face
 
 __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "crossstudy": ("StudyAgreement", "study_agreement", "agreement_table"),
-    "imported": ("import_csv", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"),
+    "imported": ("import_csv", "write_import", "spec_from_flags", "ImportSpec", "read_import_spec", "rg2017_spec",
+                 "RG2017_TASKS"),
+    "tunesource": ("import_tune", "read_tune", "is_tune_experiment", "TuneTrials"),
     "claimverdicts": ("ClaimVerdicts", "claim_verdicts", "claim_verdict_tables", "until_of", "judge_claims"),
     "load": ("load_epochs", "trials_frame", "epochs_frame", "comparisons_of", "study_tau", "scoring"),
     "rundirs": ("WavePolicy", "StudyDecisions", "study_decided", "study_tuned", "claims_at"),

@@ -37,7 +37,8 @@ from seedsweep.study.store.rundir import RunDir
 from ..specs import ComparisonSpec
 from .opened import opened
 
-__all__ = ["import_csv", "ImportSpec", "read_import_spec", "rg2017_spec", "RG2017_TASKS"]
+__all__ = ["import_csv", "write_import", "spec_from_flags", "ImportSpec", "read_import_spec", "rg2017_spec",
+           "RG2017_TASKS"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,7 @@ class ImportSpec:
     task: str | None = None                     # source column naming the task (None: one task)
     results: list[str] = field(default_factory=list)
     comparisons: list[ComparisonSpec] = field(default_factory=list)
+    seed: str | None = None                     # the source column that became the seed column (None: none)
 
 
 # ------------------------------------------------------------- R&G preset
@@ -145,8 +147,9 @@ def _numeric(path: Path, df: pd.DataFrame, column: str) -> np.ndarray:
     return values.to_numpy(dtype=float)
 
 
-def _spec_from_flags(path: Path, df: pd.DataFrame, *, task, score, dev_score, choice, options, ignore,
-                     results) -> ImportSpec:
+def spec_from_flags(path: Path, df: pd.DataFrame, *, task, score, dev_score, choice, options, ignore,
+                    results, mode: str = "max") -> ImportSpec:
+    """The import's description from the command line's flags, each named column checked against ``df``."""
     if score is None:
         raise UserError(str(path), "its columns are not the R&G raw-results layout, so the score column is unknown.",
                         "Name it with --score COLUMN (and --task, --choice, --options, --ignore as needed).")
@@ -162,7 +165,7 @@ def _spec_from_flags(path: Path, df: pd.DataFrame, *, task, score, dev_score, ch
             if absent:
                 raise UserError(f"{path}: --options", f"option(s) {absent} never occur in column {choice}.",
                                 f"Use values of that column: {sorted(present)[:20]}.")
-        comps.append(ComparisonSpec(choice, choice, opts, list(ignore), {}))
+        comps.append(ComparisonSpec(choice, choice, opts, list(ignore), {}, mode))
     res = list(dict.fromkeys([score] + ([dev_score] if dev_score else []) + list(results)))
     return ImportSpec(source_score=score, source_dev_score=dev_score, task=task, results=res, comparisons=comps)
 
@@ -183,8 +186,12 @@ def _to_arrow(df: pd.DataFrame) -> pa.Table:
 def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, task_name: str | None = None,
                score: str | None = None, dev_score: str | None = None, choice: str | None = None,
                options: Sequence[str] | None = None, ignore: Sequence[str] = (), results: Sequence[str] = (),
-               sep: str | None = None, command: list[str] | None = None) -> Path:
+               sep: str | None = None, seed: str | None = None, mode: str = "max",
+               command: list[str] | None = None) -> Path:
     """Import ``csv`` as the run directory ``out``; returns its path.
+    ``seed``: the column holding each run's random seed (rows equal in every
+    other setting are then seeds of one configuration); ``mode``: ``min``
+    where a lower score is better.
 
     For example (the shared R&G file; ``tests/test_analysis_io.py`` runs it)::
 
@@ -194,24 +201,40 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
     out = Path(out)
     RunDir.check_import_target(out)
     df = _read_csv(path, sep)
-    flags = any(v is not None for v in (task, task_name, score, dev_score, choice)) or bool(ignore or results)
+    flags = any(v is not None for v in (task, task_name, score, dev_score, choice, seed)) or bool(ignore or results)
     if not flags and _RG_REQUIRED <= set(df.columns):
-        import_spec = rg2017_spec()
-        preset = "rg2017"
+        import_spec, preset = rg2017_spec(), "rg2017"
     else:
-        import_spec = _spec_from_flags(path, df, task=task, score=score, dev_score=dev_score, choice=choice,
-                                      options=options, ignore=ignore, results=results)
+        import_spec = spec_from_flags(path, df, task=task, score=score, dev_score=dev_score, choice=choice,
+                                     options=options, ignore=ignore, results=results, mode=mode)
         preset = None
-    sources = (import_spec.source_score, import_spec.source_dev_score, import_spec.task)
+    task_column = df["Dataset"].map(RG2017_TASKS).fillna(df["Dataset"].astype(str)) if preset == "rg2017" else None
+    source = {"source": str(path.resolve()), "sha256": file_sha256(path), "rows": int(len(df)),
+              "columns": [str(c) for c in df.columns], "preset": preset}
+    return write_import(path, out, df, import_spec, source, keys=[f"row-{i + 2}" for i in range(len(df))],
+                        task_column=task_column, task_name=task_name, seed=seed, command=command,
+                        study=path.name.split(".")[0])
+
+
+def write_import(path: Path, out: Path, df: pd.DataFrame, import_spec: ImportSpec, source: dict, *, keys: list[str],
+                 task_column: pd.Series | None = None, task_name: str | None = None, seed: str | None = None,
+                 reasons: Sequence[str | None] | None = None, epochs: pd.DataFrame | None = None,
+                 command: list[str] | None = None, study: str = "imported") -> Path:
+    """The run directory ``out`` of source rows ``df`` (one per run, read from
+    ``path``) under ``import_spec``: the added columns, then written whole or
+    not at all. ``keys``: each row's trial key; ``reasons``: why a row failed
+    (None: ok if its score is finite); ``epochs``: per-report rows to keep."""
+    _require_columns(path, df, {"--seed": seed})
+    sources = (import_spec.source_score, import_spec.source_dev_score, import_spec.task, seed)
     clash = [c for c in _ADDED if c in df.columns and c not in sources]
     if clash:
         raise UserError(f"{path}: column(s) {clash}", "these names are columns seedsweep adds to every run directory.",
-                        "Rename them in a copy of the file before importing.")
-
+                        ("If 'seed' is each run's random seed, say so with --seed seed; otherwise rename"
+                         if "seed" in clash else "Rename") + " them in a copy of the source before importing.")
     scores = _numeric(path, df, import_spec.source_score)
     table = df.copy()
-    if preset == "rg2017":
-        table["task"] = table["Dataset"].map(RG2017_TASKS).fillna(table["Dataset"].astype(str))
+    if task_column is not None:
+        table["task"] = task_column.astype("string")
     elif import_spec.task is not None:
         table["task"] = table[import_spec.task].astype("string")
     else:
@@ -220,25 +243,36 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
     if import_spec.source_dev_score is not None:
         table["dev_score"] = _numeric(path, df, import_spec.source_dev_score)
     finite = np.isfinite(scores)
-    table["status"] = np.where(finite, "ok", "failed")
-    table["reason"] = np.where(finite, None, "no score in the source file")
-    table["trial_key"] = [f"row-{i + 2}" for i in range(len(table))]      # the source line number
+    given = list(reasons) if reasons is not None else [None] * len(table)
+    failed = ~finite | np.array([r is not None for r in given], dtype=bool)
+    table["status"] = np.where(failed, "failed", "ok")
+    table["reason"] = [r if r is not None else (None if ok else "no score in the source file") for r, ok in
+                       zip(given, finite)]
+    table["trial_key"] = keys
     for col in ("config_id", "choice", "option"):
         table[col] = pd.Series([None] * len(table), dtype="string")
-    table["seed"] = pd.Series([None] * len(table), dtype="Int64")
+    table["seed"] = _seeds(path, df, seed) if seed else pd.Series([None] * len(table), dtype="Int64")
+    if seed and seed != "seed":
+        table = table.drop(columns=[seed])          # the source's seed column is the run directory's seed
     results_all = list(dict.fromkeys(import_spec.results + [import_spec.source_score]
                                      + ([import_spec.source_dev_score] if import_spec.source_dev_score else [])))
     import_spec = ImportSpec(score="test_score", source_score=import_spec.source_score,
                              source_dev_score=import_spec.source_dev_score, task=import_spec.task, results=results_all,
-                             comparisons=import_spec.comparisons)
-
-    manifest = imported_manifest(
-        study=path.name.split(".")[0],
-        imported={"source": str(path.resolve()), "sha256": file_sha256(path), "rows": int(len(df)),
-                  "columns": [str(c) for c in df.columns], "preset": preset},
-        command=command)
-    RunDir.create_imported(out, _to_arrow(table), asdict(import_spec), manifest)
+                             comparisons=import_spec.comparisons, seed=seed)
+    manifest = imported_manifest(study=study, imported=source, command=command)
+    RunDir.create_imported(out, _to_arrow(table), asdict(import_spec), manifest,
+                           epochs=_to_arrow(epochs) if epochs is not None and len(epochs) else None)
     return out
+
+
+def _seeds(path: Path, df: pd.DataFrame, column: str) -> pd.Series:
+    """The ``--seed`` column as whole numbers (a located error otherwise)."""
+    values = pd.to_numeric(df[column], errors="coerce")
+    bad = values.notna() & (values != values.round()) | values.isna() & df[column].notna()
+    if bad.any():
+        raise UserError(f"{path}: --seed {column}", f"holds {df[column][bad].iloc[0]!r}, not a whole number.",
+                        "Name the column holding each run's integer random seed.")
+    return values.astype("Int64")
 
 
 def read_import_spec(run_dir) -> ImportSpec | None:

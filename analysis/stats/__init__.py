@@ -1,8 +1,8 @@
 """The statistics: pure functions of arrays and trial tables (paired
 comparisons and win shares, seeds, dominance, ASO, expected maxima,
 importance, confidence sequences, group-sequential boundaries and decisions, tuned comparisons,
-robustness, claims and verdicts, anytime-valid claim intervals), each returning values or a
-:class:`analysis.tables.Table`.
+robustness, claims and verdicts, unpaired comparisons of imported searches, anytime-valid claim
+intervals), each returning values or a :class:`analysis.tables.Table`.
 
 May import: the ground floor of ``analysis`` (its specs and tables),
 ``study.spec`` (its types) and the ground floor of ``study``; never
@@ -60,6 +60,8 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
                  "MIN_MEAN_UNITS"),
     "tuned": ("best_so_far", "tuned_outcomes", "TunedComparison", "tuned_comparison", "tuned_table",
               "random_positions", "TPE_STARTUP", "best_positions"),
+    "unpaired": ("Coverage", "coverage", "Unpaired", "UnpairedOption", "UnpairedDelta", "unpaired", "unpaired_tables",
+                 "banner", "pairing_lines", "PAIRED_SHARE", "EVP_AT"),
     "verdict": ("Verdict", "outcome", "value_estimate", "ValueEstimate", "mean_ranks", "rank_interval",
                 "rank_verdict", "percentile_interval", "REPRODUCED", "NOT_REPRODUCED", "INCONCLUSIVE",
                 "BAND_WARNING"),

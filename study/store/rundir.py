@@ -313,10 +313,10 @@ class RunDir:
 
     @classmethod
     def create_imported(cls, out: str | Path, trials: pa.Table, import_spec: dict[str, Any],
-                        manifest: dict[str, Any]) -> "RunDir":
+                        manifest: dict[str, Any], epochs: pa.Table | None = None) -> "RunDir":
         """Write an imported run directory (``trials.parquet``, ``import.json``,
-        ``manifest.json``) into a temporary folder beside ``out`` and rename it
-        into place: a failed import leaves nothing."""
+        ``manifest.json``, and ``epochs.parquet`` where the source has them) into
+        a temporary folder beside ``out`` and rename it into place: a failed import leaves nothing."""
         out = Path(out)
         cls.check_import_target(out)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -325,6 +325,8 @@ class RunDir:
         try:
             staged = cls(tmp)
             pq.write_table(trials, staged.compacted_trials)
+            if epochs is not None:
+                pq.write_table(epochs, staged.compacted_epochs)
             write_json(import_spec, staged.import_path)
             write_json(manifest, staged.manifest_path)
             if out.exists():
