@@ -260,7 +260,8 @@ def write_import(path: Path, out: Path, df: pd.DataFrame, import_spec: ImportSpe
                              source_dev_score=import_spec.source_dev_score, task=import_spec.task, results=results_all,
                              comparisons=import_spec.comparisons, seed=seed)
     manifest = imported_manifest(study=study, imported=source, command=command)
-    RunDir.create_imported(out, _to_arrow(table), asdict(import_spec), manifest,
+    described = {k: v for k, v in asdict(import_spec).items() if k != "seed" or v is not None}   # as before --seed
+    RunDir.create_imported(out, _to_arrow(table), described, manifest,
                            epochs=_to_arrow(epochs) if epochs is not None and len(epochs) else None)
     return out
 
