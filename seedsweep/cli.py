@@ -187,6 +187,7 @@ def _split(values: list[str] | None) -> list[str]:
 def _cmd_import(args) -> int:
     from seedsweep import analysis  # the statistics stack: only commands that read results load it
     from seedsweep.analysis.reading.imported import import_csv  # (the same stack)
+    from seedsweep.analysis.reading.opened import snapshot   # (the same stack)
     from seedsweep.analysis.reading.tunesource import import_tune   # (the same stack)
     from seedsweep.analysis.stats.unpaired import pairing_lines   # (the same stack)
 
@@ -200,7 +201,8 @@ def _cmd_import(args) -> int:
         out = import_tune(args.source, args.out, **flags)
     else:
         out = import_csv(args.source, args.out, task=args.task, sep=args.sep, **flags)
-    df, (specs, results) = analysis.load(out), analysis.comparisons_of(out)
+    run_dir = snapshot(out)                # its manifest and import description read once
+    df, (specs, results) = analysis.load(run_dir), analysis.comparisons_of(run_dir)
     for line in pairing_lines(df, specs, results):
         print(line)
     print(f"{args.source}: imported into {out}; 'seedsweep report {out}' prints its tables")

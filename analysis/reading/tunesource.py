@@ -108,8 +108,8 @@ class TuneTrials:
     """A Tune experiment read: ``rows`` (one per trial), ``epochs`` (one per
     report) and the metrics any trial reported."""
 
-    def __init__(self, rows: pd.DataFrame, epochs: pd.DataFrame, metrics: list[str]) -> None:
-        self.rows, self.epochs, self.metrics = rows, epochs, metrics
+    def __init__(self, rows: pd.DataFrame, epochs: pd.DataFrame, metrics: list[str], folders: list[Path]) -> None:
+        self.rows, self.epochs, self.metrics, self.folders = rows, epochs, metrics, folders
 
 
 def read_tune(folder: str | Path, score: str | None, dev_score: str | None = None, *, mode: str = "max") -> TuneTrials:
@@ -164,10 +164,10 @@ def read_tune(folder: str | Path, score: str | None, dev_score: str | None = Non
     if score is None:
         raise UserError(f"{folder}: --score", "a Tune experiment needs the reported metric that is the test score.",
                         f"Name it with --score (and the dev metric with --dev-score): {', '.join(names[:30])}.")
-    return TuneTrials(pd.DataFrame(rows), pd.DataFrame(epochs), names)
+    return TuneTrials(pd.DataFrame(rows), pd.DataFrame(epochs), names, trials)
 
 
-def _digest(folder: Path, trials: list[Path]) -> str:
+def _digest(trials: list[Path]) -> str:
     """One SHA-256 over the experiment's trial files (their names and bytes), for the manifest."""
     h = hashlib.sha256()
     for trial in trials:
@@ -194,8 +194,7 @@ def import_tune(folder: str | Path, out: str | Path, *, score: str | None, dev_s
     rows = rows.rename(columns={"__folder": "tune_trial", "__reports": "tune_reports"})
     spec = spec_from_flags(folder, rows, task=None, score=score, dev_score=dev_score, choice=choice, options=options,
                            ignore=ignore, results=[*results, "tune_trial", "tune_reports"], mode=mode)
-    trials = sorted(d for d in folder.iterdir() if d.is_dir() and (d / "params.json").is_file())
-    source = {"source": str(folder.resolve()), "kind": "ray tune", "sha256": _digest(folder, trials),
+    source = {"source": str(folder.resolve()), "kind": "ray tune", "sha256": _digest(read.folders),
               "rows": int(len(rows)), "columns": [str(c) for c in rows.columns], "metrics": read.metrics,
               "preset": None}
     return write_import(folder, out, rows, spec, source, keys=keys, task_name=task_name, seed=seed, reasons=reasons,

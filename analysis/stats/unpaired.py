@@ -96,11 +96,11 @@ class Unpaired:
 
 def _configs(df: pd.DataFrame, spec: ComparisonSpec, results) -> tuple[pd.DataFrame, list[str]]:
     """One row per (task, configuration, option): its mean test score and dev score over its finished runs."""
-    rows, options = paired_rows(rows_where(df, spec.where), spec.choice, spec.options, "test_score", spec.ignore,
-                                results, by="task" if "task" in df.columns else None)
+    source = rows_where(df, spec.where)
+    rows, options = paired_rows(source, spec.choice, spec.options, "test_score", spec.ignore, results,
+                                by="task" if "task" in df.columns else None)
     frame = pd.DataFrame({"task": rows.group, "pair": rows.pair, "opt": rows.opt, "score": rows.score,
                           "status": rows.status, "index": rows.index})
-    source = rows_where(df, spec.where)
     frame["dev"] = source["dev_score"].to_numpy(dtype=float)[rows.index] if "dev_score" in source.columns \
         else np.nan
     frame = frame[(frame.status == "ok") & np.isfinite(frame.score)]
@@ -111,7 +111,10 @@ def _configs(df: pd.DataFrame, spec: ComparisonSpec, results) -> tuple[pd.DataFr
 
 def coverage(df: pd.DataFrame, spec: ComparisonSpec, results=()) -> dict[str, Coverage]:
     """Per task: the configurations with a finished score, and those finished with every option."""
-    grouped, options = _configs(df, spec, results)
+    return _coverage(*_configs(df, spec, results))
+
+
+def _coverage(grouped: pd.DataFrame, options: list[str]) -> dict[str, Coverage]:
     out = {}
     for task, g in grouped.groupby("task", sort=True):
         per_pair = g.groupby("pair")["opt"].nunique()
@@ -124,7 +127,7 @@ def unpaired(df: pd.DataFrame, spec: ComparisonSpec, results=(), *, n_bootstrap:
     """The unpaired statistics of ``spec`` per task where it is judged unpaired (see the module docstring)."""
     grouped, options = _configs(df, spec, results)
     sign = 1.0 if spec.mode == "max" else -1.0
-    cover = coverage(df, spec, results)
+    cover = _coverage(grouped, options)
     out = {}
     for task, g in grouped.groupby("task", sort=True):
         task = str(task)
