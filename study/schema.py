@@ -29,7 +29,7 @@ __all__ = ["IDENTITY", "TUNED", "OUTCOME", "EPOCHS", "CONFUSION", "STATUSES", "R
 
 Scalar = str | int | float | bool | None
 
-STATUSES = ("ok", "diverged", "failed")
+STATUSES = ("ok", "diverged", "failed", "stopped")   # stopped: an imported trial a pruner or scheduler ended early
 
 IDENTITY = pa.schema([
     ("study", pa.string()), ("task", pa.string()), ("trial_key", pa.string()),

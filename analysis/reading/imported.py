@@ -37,8 +37,8 @@ from seedsweep.study.store.rundir import RunDir
 from ..specs import ComparisonSpec
 from .opened import opened
 
-__all__ = ["import_csv", "write_import", "spec_from_flags", "ImportSpec", "read_import_spec", "rg2017_spec",
-           "RG2017_TASKS"]
+__all__ = ["import_csv", "read_delimited", "write_import", "spec_from_flags", "ImportSpec", "read_import_spec",
+           "rg2017_spec", "RG2017_TASKS"]
 
 
 @dataclass(frozen=True)
@@ -108,7 +108,9 @@ def rg2017_spec() -> ImportSpec:
 # ------------------------------------------------------------------ reading
 
 
-def _read_csv(path: Path, sep: str | None) -> pd.DataFrame:
+def read_delimited(path: Path, sep: str | None) -> pd.DataFrame:
+    """The delimited text file ``path`` (plain or .gz; ``sep`` None: guessed from its header line) as a table,
+    or a located error."""
     if not path.is_file():
         raise UserError(str(path), "no such file.", "Give the path of a CSV/TSV file (plain or .gz).")
     try:
@@ -200,7 +202,7 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
     path = Path(csv)
     out = Path(out)
     RunDir.check_import_target(out)
-    df = _read_csv(path, sep)
+    df = read_delimited(path, sep)
     flags = any(v is not None for v in (task, task_name, score, dev_score, choice, seed)) or bool(ignore or results)
     if not flags and _RG_REQUIRED <= set(df.columns):
         import_spec, preset = rg2017_spec(), "rg2017"
@@ -218,12 +220,13 @@ def import_csv(csv: str | Path, out: str | Path, *, task: str | None = None, tas
 
 def write_import(path: Path, out: Path, df: pd.DataFrame, import_spec: ImportSpec, source: dict, *, keys: list[str],
                  task_column: pd.Series | None = None, task_name: str | None = None, seed: str | None = None,
-                 reasons: Sequence[str | None] | None = None, epochs: pd.DataFrame | None = None,
-                 command: list[str] | None = None, study: str = "imported") -> Path:
+                 reasons: Sequence[str | None] | None = None, statuses: Sequence[str | None] | None = None,
+                 epochs: pd.DataFrame | None = None, command: list[str] | None = None, study: str = "imported") -> Path:
     """The run directory ``out`` of source rows ``df`` (one per run, read from
     ``path``) under ``import_spec``: the added columns, then written whole or
     not at all. ``keys``: each row's trial key; ``reasons``: why a row failed
-    (None: ok if its score is finite); ``epochs``: per-report rows to keep."""
+    (None: ok if its score is finite); ``statuses``: a row's status where the source says (``stopped``: ended
+    early by a pruner); ``epochs``: per-report rows to keep."""
     _require_columns(path, df, {"--seed": seed})
     sources = (import_spec.source_score, import_spec.source_dev_score, import_spec.task, seed)
     clash = [c for c in _ADDED if c in df.columns and c not in sources]
@@ -246,6 +249,8 @@ def write_import(path: Path, out: Path, df: pd.DataFrame, import_spec: ImportSpe
     given = list(reasons) if reasons is not None else [None] * len(table)
     failed = ~finite | np.array([r is not None for r in given], dtype=bool)
     table["status"] = np.where(failed, "failed", "ok")
+    if statuses is not None:
+        table["status"] = [given_status or computed for given_status, computed in zip(statuses, table["status"])]
     table["reason"] = [r if r is not None else (None if ok else "no score in the source file") for r, ok in
                        zip(given, finite)]
     table["trial_key"] = keys

@@ -20,16 +20,15 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import pandas as pd
 
 from seedsweep.study.errors import UserError
-from seedsweep.study.store.rundir import RunDir
 
-from .imported import spec_from_flags, write_import
+from .sources import SourceTrials, finite as _finite, flatten as _flatten, import_source, require_metric
 
-__all__ = ["read_tune", "is_tune_experiment", "TuneTrials", "import_tune"]
+__all__ = ["read_tune", "is_tune_experiment", "import_tune"]
 
 _FIX_FOLDER = ("Give the folder tune.Tuner wrote: <storage_path>/<name> of its RunConfig (by default "
                "~/ray_results/<name>), whose trial folders hold params.json and result.json.")
@@ -38,24 +37,6 @@ _FIX_FOLDER = ("Give the folder tune.Tuner wrote: <storage_path>/<name> of its R
 def is_tune_experiment(folder: Path) -> bool:
     """A folder with at least one trial folder holding ``params.json``."""
     return folder.is_dir() and any((d / "params.json").is_file() for d in folder.iterdir() if d.is_dir())
-
-
-def _flatten(params: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """Nested dictionaries as ``outer/inner`` keys; lists and other objects as JSON text.
-
-    >>> _flatten({"opt": {"name": "adam", "lr": 0.1}, "layers": [2, 3], "seed": 1})
-    {'opt/name': 'adam', 'opt/lr': 0.1, 'layers': '[2, 3]', 'seed': 1}
-    """
-    out: dict[str, Any] = {}
-    for key, value in params.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out.update(_flatten(value, name + "/"))
-        elif value is None or isinstance(value, (str, int, float, bool)):
-            out[name] = value
-        else:
-            out[name] = json.dumps(value, sort_keys=True, default=str)
-    return out
 
 
 def _json(path: Path) -> Any:
@@ -96,30 +77,14 @@ def _number(text: str) -> Any:
         return text
 
 
-def _finite(value: Any) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return math.nan
-    return v if math.isfinite(v) else math.nan
-
-
-class TuneTrials:
-    """A Tune experiment read: ``rows`` (one per trial), ``epochs`` (one per
-    report) and the metrics any trial reported."""
-
-    def __init__(self, rows: pd.DataFrame, epochs: pd.DataFrame, metrics: list[str], folders: list[Path]) -> None:
-        self.rows, self.epochs, self.metrics, self.folders = rows, epochs, metrics, folders
-
-
-def read_tune(folder: str | Path, score: str | None, dev_score: str | None = None, *, mode: str = "max") -> TuneTrials:
+def read_tune(folder: str | Path, score: str | None, dev_score: str | None = None, *, mode: str = "max") -> SourceTrials:
     """The trials of the Tune experiment in ``folder`` (see the module docstring)."""
     folder = Path(folder)
     if not is_tune_experiment(folder):
         raise UserError(str(folder), "is not a Ray Tune experiment folder: no trial folder in it holds params.json.",
                         _FIX_FOLDER)
     trials = sorted(d for d in folder.iterdir() if d.is_dir() and (d / "params.json").is_file())
-    rows, epochs, metrics = [], [], {}
+    rows, keys, reasons, epochs, metrics = [], [], [], [], {}
     sign = 1.0 if mode == "max" else -1.0
     for trial in trials:
         params = _json(trial / "params.json")
@@ -143,11 +108,13 @@ def read_tune(folder: str | Path, score: str | None, dev_score: str | None = Non
             reason = "the trial raised: " + (lines[-1].strip() if lines else "(empty error.txt)")
         elif best is None:
             reason = f"reported no {dev_score + ' and ' if dev_score else ''}{score}"
-        row = {**_flatten(params), "__key": key, "__folder": trial.name, "__reports": len(reports),
-               "__score": _finite(best[score]) if best is not None else math.nan,
-               "__dev": _finite(best.get(dev_score)) if best is not None and dev_score else math.nan,
-               "__reason": reason}
+        row = {**_flatten(params), "tune_trial": trial.name, "tune_reports": len(reports),
+               score: _finite(best[score]) if best is not None else math.nan}
+        if dev_score:
+            row[dev_score] = _finite(best.get(dev_score)) if best is not None else math.nan
         rows.append(row)
+        keys.append(key)
+        reasons.append(reason)
         for number, r in enumerate(reports, 1):
             it = r.get("training_iteration")
             epoch = {"trial_key": key, "epoch": int(it) if isinstance(it, (int, float)) and it == it else number,
@@ -158,13 +125,12 @@ def read_tune(folder: str | Path, score: str | None, dev_score: str | None = Non
             epochs.append(epoch)
     names = sorted(metrics)
     for flag, name in (("--score", score), ("--dev-score", dev_score)):
-        if name is not None and name not in metrics:
-            raise UserError(f"{folder}: {flag} {name}", f"no trial reported a metric {name!r}.",
-                            f"Name one the trials reported: {', '.join(names[:30]) or '(none: no trial reported)'}.")
+        require_metric(str(folder), flag, name, names)
     if score is None:
         raise UserError(f"{folder}: --score", "a Tune experiment needs the reported metric that is the test score.",
                         f"Name it with --score (and the dev metric with --dev-score): {', '.join(names[:30])}.")
-    return TuneTrials(pd.DataFrame(rows), pd.DataFrame(epochs), names, trials)
+    return SourceTrials(pd.DataFrame(rows), keys, [None] * len(keys), reasons, pd.DataFrame(epochs), names,
+                        "ray tune", _digest(trials), ["tune_trial", "tune_reports"], folder.name)
 
 
 def _digest(trials: list[Path]) -> str:
@@ -179,23 +145,10 @@ def _digest(trials: list[Path]) -> str:
 
 
 def import_tune(folder: str | Path, out: str | Path, *, score: str | None, dev_score: str | None = None,
-                choice: str | None = None, options: Sequence[str] | None = None, ignore: Sequence[str] = (),
-                results: Sequence[str] = (), seed: str | None = None, mode: str = "max",
-                task_name: str | None = None, command: list[str] | None = None) -> Path:
+                mode: str = "max", **flags) -> Path:
     """Import the Ray Tune experiment in ``folder`` as the run directory
     ``out`` (flags as :func:`analysis.reading.imported.import_csv`; ``score``
     and ``dev_score`` name reported metrics, ``choice`` and ``seed``
     parameters, nested ones as ``outer/inner``); returns its path."""
-    folder, out = Path(folder), Path(out)
-    RunDir.check_import_target(out)
     read = read_tune(folder, score, dev_score, mode=mode)
-    rows = read.rows.rename(columns={"__score": score, "__dev": dev_score} if dev_score else {"__score": score})
-    keys, reasons = rows.pop("__key").astype(str).tolist(), rows.pop("__reason").tolist()
-    rows = rows.rename(columns={"__folder": "tune_trial", "__reports": "tune_reports"})
-    spec = spec_from_flags(folder, rows, task=None, score=score, dev_score=dev_score, choice=choice, options=options,
-                           ignore=ignore, results=[*results, "tune_trial", "tune_reports"], mode=mode)
-    source = {"source": str(folder.resolve()), "kind": "ray tune", "sha256": _digest(read.folders),
-              "rows": int(len(rows)), "columns": [str(c) for c in rows.columns], "metrics": read.metrics,
-              "preset": None}
-    return write_import(folder, out, rows, spec, source, keys=keys, task_name=task_name, seed=seed, reasons=reasons,
-                        epochs=read.epochs, command=command, study=folder.name)
+    return import_source(Path(folder).resolve(), read, out, score=score, dev_score=dev_score, mode=mode, **flags)

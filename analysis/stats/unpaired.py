@@ -72,6 +72,7 @@ class UnpairedOption:
     median: float
     mean: float
     evp: dict[int, float] = field(default_factory=dict)     # n -> expected test score of the best-dev of n
+    unscored: dict[str, int] = field(default_factory=dict)  # status -> runs not scored (failed, stopped, no score)
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,9 @@ class Unpaired:
     mode: str = "max"
 
 
-def _configs(df: pd.DataFrame, spec: ComparisonSpec, results) -> tuple[pd.DataFrame, list[str]]:
-    """One row per (task, configuration, option): its mean test score and dev score over its finished runs."""
+def _configs(df: pd.DataFrame, spec: ComparisonSpec, results) -> tuple[pd.DataFrame, list[str], pd.Series]:
+    """One row per (task, configuration, option): its mean test score and dev score over its finished runs; and
+    the runs not scored, counted by (task, option, status)."""
     source = rows_where(df, spec.where)
     rows, options = paired_rows(source, spec.choice, spec.options, "test_score", spec.ignore, results,
                                 by="task" if "task" in df.columns else None)
@@ -103,15 +105,17 @@ def _configs(df: pd.DataFrame, spec: ComparisonSpec, results) -> tuple[pd.DataFr
                           "status": rows.status, "index": rows.index})
     frame["dev"] = source["dev_score"].to_numpy(dtype=float)[rows.index] if "dev_score" in source.columns \
         else np.nan
-    frame = frame[(frame.status == "ok") & np.isfinite(frame.score)]
+    done = (frame.status == "ok") & np.isfinite(frame.score)
+    left = frame[~done].assign(status=frame.status.where(frame.status != "ok", "no score"))
+    frame = frame[done]
     grouped = frame.groupby(["task", "pair", "opt"], sort=True).agg(score=("score", "mean"), dev=("dev", "mean"),
                                                                     runs=("score", "size")).reset_index()
-    return grouped, options
+    return grouped, options, left.groupby(["task", "opt", "status"]).size()
 
 
 def coverage(df: pd.DataFrame, spec: ComparisonSpec, results=()) -> dict[str, Coverage]:
     """Per task: the configurations with a finished score, and those finished with every option."""
-    return _coverage(*_configs(df, spec, results))
+    return _coverage(*_configs(df, spec, results)[:2])
 
 
 def _coverage(grouped: pd.DataFrame, options: list[str]) -> dict[str, Coverage]:
@@ -125,7 +129,7 @@ def _coverage(grouped: pd.DataFrame, options: list[str]) -> dict[str, Coverage]:
 def unpaired(df: pd.DataFrame, spec: ComparisonSpec, results=(), *, n_bootstrap: int = 1000,
              seed: int = 0) -> dict[str, Unpaired]:
     """The unpaired statistics of ``spec`` per task where it is judged unpaired (see the module docstring)."""
-    grouped, options = _configs(df, spec, results)
+    grouped, options, left = _configs(df, spec, results)
     sign = 1.0 if spec.mode == "max" else -1.0
     cover = _coverage(grouped, options)
     out = {}
@@ -135,8 +139,10 @@ def unpaired(df: pd.DataFrame, spec: ComparisonSpec, results=(), *, n_bootstrap:
             continue
         samples = [g[g.opt == i] for i in range(len(options))]
         opts = []
-        for name, s in zip(options, samples):
+        for i, (name, s) in enumerate(zip(options, samples)):
             scores = s.score.to_numpy(dtype=float)
+            mine = left[(left.index.get_level_values(0) == task) & (left.index.get_level_values(1) == i)]
+            unscored = {str(st): int(n) for (_, _, st), n in sorted(mine.items())}
             evp = {}
             if len(s) and np.isfinite(s.dev.to_numpy(dtype=float)).any():
                 ns = [n for n in EVP_AT if n <= int(np.isfinite(s.dev.to_numpy(dtype=float)).sum())]
@@ -145,7 +151,7 @@ def unpaired(df: pd.DataFrame, spec: ComparisonSpec, results=(), *, n_bootstrap:
                     evp = dict(zip(ns, (float(m) for m in means)))
             opts.append(UnpairedOption(name, int(len(s)), int(s.runs.sum()),
                                        float(np.median(scores)) if len(s) else float("nan"),
-                                       float(scores.mean()) if len(s) else float("nan"), evp))
+                                       float(scores.mean()) if len(s) else float("nan"), evp, unscored))
         deltas = []
         first = samples[0].score.to_numpy(dtype=float)
         rng = np.random.default_rng(seed)
@@ -178,13 +184,14 @@ def banner(name: str, by_task: dict[str, Unpaired]) -> str:
 def unpaired_tables(name: str, by_task: dict[str, Unpaired]) -> list[tuple[str, Table]]:
     """The per-option table and the differences table of an unpaired comparison."""
     ns = sorted({n for u in by_task.values() for o in u.options for n in o.evp})
-    per = Table(["Task", "option", "# configs", "runs", "median", "mean"] + [f"EVP@{n}" for n in ns], [],
-                numeric_from=2)
+    per = Table(["Task", "option", "# configs", "runs", "not scored", "median", "mean"] + [f"EVP@{n}" for n in ns],
+                [], numeric_from=2)
     diff = Table(["Task", "option", "vs", "Δ median [95% CI]", "P(better) [95% CI]", "ASO ε_min: option ≻ vs",
                   "ASO ε_min: vs ≻ option"], [], numeric_from=3)
     for task, u in by_task.items():
         for o in u.options:
-            per.rows.append([task or "all", o.option, str(o.configs), str(o.runs), pts(o.median, signed=False),
+            gone = ", ".join(f"{n} {st}" for st, n in o.unscored.items()) or "0"
+            per.rows.append([task or "all", o.option, str(o.configs), str(o.runs), gone, pts(o.median, signed=False),
                              pts(o.mean, signed=False)] + [pts(o.evp[n], signed=False) if n in o.evp else "–"
                                                            for n in ns])
         for d in u.deltas:
@@ -193,8 +200,11 @@ def unpaired_tables(name: str, by_task: dict[str, Unpaired]) -> list[tuple[str, 
                               f"{pts(d.median_diff)} [{pts(d.ci[0])}, {pts(d.ci[1])}]",
                               f"{pct(d.p_better)} [{pct(d.p_ci[0])}, {pct(d.p_ci[1])}]", f"{d.aso_eps:.3f}",
                               f"{d.aso_back:.3f}"])
-    per.notes.append("Scores in points (score × 100); EVP@n: the expected test score of the best-dev configuration "
-                     "among n drawn without replacement (– where an option has fewer, or no dev score).")
+    per.notes.append("runs: the finished runs behind the configurations; not scored: runs counted but left out, by "
+                     "status (failed, stopped early by a pruner or scheduler, no score), so an option whose bad runs "
+                     "were stopped early looks better than it is. Scores in points (score × 100); EVP@n: the expected "
+                     "test score of the best-dev configuration among n drawn without replacement (– where an "
+                     "option has fewer, or no dev score).")
     better = "higher" if all(u.mode == "max" for u in by_task.values()) else "lower"
     diff.notes.append(f"Each option against the first: Δ median in points with a bootstrap interval resampling each "
                       f"option's configurations on its own; P(better): the chance a configuration of the option "

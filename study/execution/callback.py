@@ -74,6 +74,7 @@ class StoreAndProgress(tune.Callback):
         self.full: OSError | None = None        # the first write that found the disk full: nothing is written after
         self.unwritten = 0                      # finished trials not stored because the disk was full
         self.oom = OomKills()                   # the kernel's OOM-kill count, to tell why a worker died
+        self.sink = None                        # an MlflowSink each stored trial is handed to (study.execution.mlflowsink)
 
     def __getstate__(self):
         return {}
@@ -187,6 +188,8 @@ class StoreAndProgress(tune.Callback):
             self.full, self.unwritten = exc, self.unwritten + 1
             return
         self.written[key] = {"trials": row, "epochs": epochs, "confusion": confusion}
+        if self.sink is not None:
+            self.sink.offer(key, row, epochs)
 
     def fold(self, min_parts: int) -> None:
         """Fold the stored parts into a shard (on the writer thread, between

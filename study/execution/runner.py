@@ -24,7 +24,7 @@ from typing import Any, TextIO
 import pyarrow as pa
 
 from ..errors import UserError
-from ..families import get_family, optional
+from ..families import get_family, optional, result_columns
 from ..files import file_sha256, is_uri, reads
 from ..schema import TrialSpec
 from ..spec.grid import trial_grid, trials_schema_of
@@ -35,6 +35,7 @@ from ..store.rundir import RunDir
 from ..store.sealing import check_claims, refuse_broken_seal, seal
 from ..store.studies import load_study
 from ..store.shards import fold_parts
+from .mlflowsink import MlflowSink, tracking_of
 from .resume import check_code, check_compatible, plan_resume
 from .session import accelerators, bound_trainable, preflight, ray_session
 from .trial import group_trainable, trainable
@@ -90,7 +91,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         retry_failed: bool = False, num_cpus: int | None = None, ray_temp_dir: str | None = None,
         stream: TextIO | None = None, command: list[str] | None = None, claims: str | os.PathLike | None = None,
         supersede: str | None = None, samples: int | None = None,
-        plan: tuple[pa.Table, list[TrialSpec]] | None = None) -> RunSummary:
+        plan: tuple[pa.Table, list[TrialSpec]] | None = None, mlflow: str | None = None) -> RunSummary:
     """Run (or resume) the study of ``space_path`` into the run directory ``out``.
 
     ``samples``: run this many configurations instead of the file's (an
@@ -101,6 +102,9 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     ``claims``: a claims file sealed into the run directory before the first
     trial starts (:mod:`study.store.sealing`); a file that differs from claims
     sealed earlier is refused unless ``supersede`` gives the reason.
+
+    ``mlflow``: a tracking URI every stored trial is logged to (over the
+    file's ``tracking:``; :mod:`study.execution.mlflowsink`).
 
     Only trial keys without a stored row run; ``retry_failed`` also reruns the
     trials stored as ``failed`` and replaces their rows. Returns a
@@ -172,10 +176,18 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         interrupted, now, done = False, Counter(), set()
         if not todo:            # parts a killed run left: folded when they make a shard's worth
             rd.fold(max(1, fold_parts() // 5))
-        if todo:
-            interrupted, now, done = _tune(rd, space, todo, schema, plan.prior_attempts, manifest,
-                                           address=address, num_cpus=num_cpus, ray_temp_dir=ray_temp_dir,
-                                           stream=stream)
+        tracking = tracking_of(space, mlflow)
+        sink = MlflowSink(tracking["uri"], tracking["experiment"], rd, space, schema, list(result_columns(space)),
+                          stream, capacity=tracking["queue"], artifacts=[space.path, str(rd.manifest_path)]
+                          ).start() if tracking else None
+        try:
+            if todo:
+                interrupted, now, done = _tune(rd, space, todo, schema, plan.prior_attempts, manifest,
+                                               address=address, num_cpus=num_cpus, ray_temp_dir=ray_temp_dir,
+                                               stream=stream, sink=sink)
+        finally:
+            if sink is not None:
+                sink.close(interrupted=interrupted)
     before["failed"] += len(rerun - done)  # failed rows whose retry did not finish stay failed
     counts = {k: v for k, v in (before + now).items() if v}
     return RunSummary(out=str(out), total=len(grid), skipped=skipped, scheduled=len(todo), counts=counts,
@@ -184,7 +196,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
 
 def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, prior_attempts: dict[str, int],
           manifest: dict[str, Any], *, address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
-          stream: TextIO) -> tuple[bool, Counter, set[str]]:
+          stream: TextIO, sink=None) -> tuple[bool, Counter, set[str]]:
     """Run ``todo`` on Ray Tune; returns (interrupted, status counts of the trials stored
     now, their keys)."""
     # Ray, imported when a study runs: check, status and the readers never load it
@@ -200,6 +212,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         rd.write_manifest(manifest)
         plan = {t.key: t for t in todo}
         callback = StoreAndProgress(rd, space, plan, schema, prior_attempts, stream, len(todo))
+        callback.sink = sink            # each stored trial handed to MLflow's thread (None: not tracked)
         if vectorized:      # one Ray trial per population: the missing seeds of a (configuration, option)
             fn, name, units = group_trainable, "group", populations(todo)
         else:

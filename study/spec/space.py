@@ -35,9 +35,10 @@ __all__ = [
 
 REQUIRED_KEYS = ("name", "family", "samples", "seeds", "compare")
 OPTIONAL_KEYS = ("task", "sampler_seed", "sampler", "space", "fixed", "train", "resources", "evaluate", "tau",
-                 "until", "tune")
+                 "until", "tune", "tracking")
 #: required keys a tuned study (``tune:``) leaves out: its searches set both
 NOT_WITH_TUNE = ("samples", "seeds")
+TRACKING_KEYS = ("mlflow", "experiment", "queue")
 TRAIN_KEYS = ("max_epochs", "patience", "metric", "mode", "timeout_s", "retries", "vectorize_seeds")
 RESOURCE_KEYS = ("cpu", "gpu", "per_group")
 DISTRIBUTIONS = ("choice", "uniform", "loguniform", "int")

@@ -26,7 +26,7 @@ import yaml
 
 from ..errors import UserError
 from ..families import get_family, optional
-from .space import NOT_WITH_TUNE, OPTIONAL_KEYS, REQUIRED_KEYS, SAMPLERS, Space
+from .space import NOT_WITH_TUNE, OPTIONAL_KEYS, REQUIRED_KEYS, SAMPLERS, TRACKING_KEYS, Space
 from .spacecheck import SpaceValidator
 from .tuning import parse_tune
 from .until import parse_until
@@ -149,6 +149,8 @@ def parse_space(text: str, path: str = "<string>", base: str | None = None) -> S
     fam = get_family(family, where=f"{path}: family")
     train = v.train(mapping.get("train", {}) or {}, fam.train_defaults)
     resources = v.resources(mapping.get("resources", {}) or {})
+    if "tracking" in mapping:
+        _tracking(v, mapping["tracking"])
     evaluate = v.evaluate(mapping.get("evaluate", []) or [])
     tau = v.tau(mapping.get("tau", 0.1))
     until = None
@@ -170,3 +172,18 @@ def parse_space(text: str, path: str = "<string>", base: str | None = None) -> S
         raise UserError(f"{path}: train.vectorize_seeds", f"the {family} family cannot train its seeds as one "
                         "vectorised population.", "Remove train.vectorize_seeds (families that can: sentence).")
     return space
+
+
+def _tracking(v: SpaceValidator, value: Any) -> None:
+    """``tracking``: ``{mlflow: URI, experiment: NAME, queue: N}`` (study.execution.mlflowsink logs every stored
+    trial; ``queue``: the trials handed over and not yet logged, at most)."""
+    mapping = v.mapping(value, "tracking")
+    v.known_keys(mapping, "tracking", TRACKING_KEYS)
+    if "mlflow" not in mapping:
+        v.fail("tracking", "names no tracking server.", "Write tracking: {mlflow: URI} (a tracking server's "
+               "http://HOST:PORT, sqlite:///PATH or a folder), or remove tracking:.")
+    for key in ("mlflow", "experiment"):
+        if key in mapping:
+            v.string(mapping[key], f"tracking.{key}")
+    if "queue" in mapping:
+        v.integer(mapping["queue"], "tracking.queue", minimum=1)
