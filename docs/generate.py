@@ -49,6 +49,10 @@ NOTES = {
     "tau": "the robustness margin of the test-bed tables (default 0.1)",
     "until": "an adaptive study: waves until every comparison is decided (keys below)",
     "tune": "a tuned comparison: an Optuna search per option (keys below)",
+    "tracking.mlflow": "the MLflow tracking URI: `http://HOST:PORT`, `sqlite:///PATH` or a folder",
+    "tracking.experiment": "the MLflow experiment (default: the study's name)",
+    "tracking.queue": "stored trials waiting for MLflow, at most (default 1000; past it a hand-over is dropped and "
+                      "caught up from the store)",
     "tracking": "log every stored trial to MLflow: `{mlflow: URI, experiment: NAME, queue: N}` "
                 "(see [Log to MLflow](../how-to/mlflow.md))",
     "train.max_epochs": "most epochs per trial",
@@ -96,7 +100,7 @@ def study_file_page() -> str:
     from seedsweep.study.families import FAMILIES, get_family
     from seedsweep.study.spec.claimsfile import CLAIM_KEYS
     from seedsweep.study.spec.space import (DISTRIBUTIONS, OPTIONAL_KEYS, REQUIRED_KEYS, RESOURCE_KEYS, SAMPLERS,
-                                  TRAIN_KEYS)
+                                  TRACKING_KEYS, TRAIN_KEYS)
     from seedsweep.study.spec.tuning import TUNE_KEYS, TUNE_SAMPLERS
     from seedsweep.study.spec.until import BUDGET_KEYS, UNTIL_KEYS
 
@@ -109,7 +113,7 @@ def study_file_page() -> str:
              f"`seeds`). `space` distributions: {', '.join(f'`{d}`' for d in DISTRIBUTIONS)}; samplers: "
              f"{', '.join(f'`{s}`' for s in SAMPLERS)}.", ""]
     for block, keys in (("train", TRAIN_KEYS), ("resources", RESOURCE_KEYS), ("until", UNTIL_KEYS),
-                        ("until.budget", BUDGET_KEYS), ("tune", TUNE_KEYS)):
+                        ("until.budget", BUDGET_KEYS), ("tune", TUNE_KEYS), ("tracking", TRACKING_KEYS)):
         lines += [f"## `{block}:`", "", *_keys_table([(f"{block}.{k}", "") for k in keys]), ""]
     lines += [f"`tune.sampler`: {', '.join(f'`{s}`' for s in TUNE_SAMPLERS)}.", "",
               "## Claims files", "", "A claim (a claims file's `claims:` item) takes:", "",
