@@ -66,7 +66,19 @@ def _cmd_replay(args) -> int:
     specs, results = analysis.comparisons_of(args.dir)
     family = str(rd.manifest().get("family") or "imported")
     until = read_until(args.until, {s.choice: list(s.options or []) for s in specs}, family)
-    tracked = track(analysis.load(args.dir), until, specs, results, where=str(args.dir))
+    df = analysis.load(args.dir)
+    if rd.read_import_spec() is not None:       # an import: a choice nothing pairs in has no sequence to replay
+        from seedsweep.analysis.stats.unpaired import unpaired_choices   # (the same stack)
+
+        unpaired = unpaired_choices(df, [s for s in specs if s.choice in until.decide], results)
+        if unpaired:
+            choice, cover = next(iter(unpaired.items()))
+            raise UserError(f"--until {args.until}: decide: {choice}",
+                            f"{choice} is judged unpaired in {args.dir} ({cover}), and a replay's decisions are "
+                            "taken over paired configurations, one at a time.",
+                            "Replay a comparison whose configurations pair; the report judges this one unpaired "
+                            "(seedsweep report DIR).")
+    tracked = track(df, until, specs, results, where=str(args.dir))
     print(replay_markdown(tracked, until))
     return 0
 

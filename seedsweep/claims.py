@@ -14,9 +14,28 @@ from seedsweep.study.store.sealing import seal, verify
 __all__ = ["add_claims"]
 
 
+def _refuse_unpaired(path, rd: RunDir) -> None:
+    """An imported run directory: a claim that needs pairs, on a choice judged unpaired, is refused."""
+    if rd.read_import_spec() is None:
+        return                          # seedsweep's own studies pair by design
+    from seedsweep import analysis     # the statistics stack: only to seal claims into an imported directory
+    from seedsweep.analysis.stats.unpaired import needs_pairs, unpaired_choices   # (the same stack)
+
+    specs, results = analysis.comparisons_of(rd.path)
+    unpaired = unpaired_choices(analysis.load(rd.path), specs, results)
+    for i, claim in enumerate(read_claims(path).claims):
+        if needs_pairs(claim) and claim.choice in unpaired:
+            raise UserError(f"{path}: claims[{i}] ({claim.id})",
+                            f"a {claim.kind} claim is taken over paired configurations, but {claim.choice} is judged "
+                            f"unpaired in {rd.path} ({unpaired[claim.choice]}).",
+                            "Write it as kind: value (an option's mean or median over its runs, with where: "
+                            f"{{{claim.choice}: OPTION}}) or kind: rank, which need no pairs; nothing was sealed.")
+
+
 def _cmd_claims_seal(args) -> int:
     rd = RunDir(args.dir)
     rd.require()
+    _refuse_unpaired(args.file, rd)
     with rd.locked():
         manifest = rd.manifest()
         existed = bool(rd.stored_keys()) or rd.read_import_spec() is not None

@@ -226,3 +226,43 @@ def test_bad_input_of_an_import_exits_2_naming_what_is_wrong_with_nothing_writte
     assert where in err and fix in err, err
     assert not out.exists() and not any(p.name.startswith(".seedsweep") for p in tmp_path.iterdir())
     assert sorted(p.name for p in sources.iterdir()) == before          # no storage file created either
+
+
+def test_claims_and_replay_that_need_pairs_are_refused_on_an_unpaired_import_and_judged_inconclusive(sources,
+                                                                                                   tmp_path, capsys):
+    """A TPE search pairs nothing: sealing a share or delta claim on its choice exits 2 naming the claim, with
+    nothing sealed; a value claim seals; a replay exits 2 naming the choice; and a paired claim judged on it
+    anyway (sealed by an earlier version) is inconclusive with the reason, never estimated."""
+    from seedsweep.analysis.reading.claimverdicts import judge_claims
+    from seedsweep.study.spec.claimsfile import read_claims
+
+    out = tmp_path / "run"
+    code, text, err = cli(capsys, "import", "--storage", f"sqlite:///{sources / 'optuna.db'}", "--out", str(out),
+                          "--score", "value", "--choice", "optimizer")
+    assert code == 0 and "judged unpaired" in text, err
+    paired = tmp_path / "paired.yaml"
+    paired.write_text("source: a test\nclaims:\n"
+                      "  - {id: sgd-median, kind: value, where: {optimizer: sgd}, statistic: median, target: 0.5, "
+                      "rule: {above: true}}\n"
+                      "  - {id: sgd-wins, kind: share, choice: optimizer, option: sgd, target: 0.5, "
+                      "rule: {above: true}}\n")
+    manifest = (out / "manifest.json").read_bytes()
+    code, _, err = cli(capsys, "claims", "seal", str(paired), str(out))
+    assert code == 2 and f"{paired}: claims[1] (sgd-wins)" in err and "judged unpaired" in err, err
+    assert "kind: value" in err and (out / "manifest.json").read_bytes() == manifest
+    assert not any(p.name.startswith("claims") for p in out.iterdir())
+    value = tmp_path / "value.yaml"
+    value.write_text(paired.read_text().split("  - {id: sgd-wins")[0])
+    code, _, err = cli(capsys, "claims", "seal", str(value), str(out))
+    assert code == 0, err
+    until = tmp_path / "until.yaml"
+    until.write_text("until: {decide: [optimizer]}\n")
+    code, _, err = cli(capsys, "replay", str(out), "--until", str(until))
+    assert code == 2 and f"--until {until}: decide: optimizer" in err and "judged unpaired" in err, err
+    df = analysis.load(out)
+    specs, results = analysis.comparisons_of(out)
+    judged = judge_claims(read_claims(paired), df, specs, results,
+                          unpaired={"optimizer": "0 of 4 configurations pair"})
+    assert judged[1].verdict.verdict == "inconclusive" and "judged unpaired" in judged[1].verdict.why
+    assert math.isnan(judged[1].verdict.estimate) and judged[1].n == 0
+    assert judged[0].verdict.verdict in ("reproduced", "not reproduced") and judged[0].n > 0

@@ -116,7 +116,8 @@ def distribution_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fi
                         ) -> go.Figure:
     """Violins of the paired configurations' scores (mean over seeds) per task and option."""
     if not by_task or not any(c.n for c in by_task.values()):
-        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")
+        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet (an imported search whose "
+                            "configurations do not pair is judged unpaired: 'seedsweep report DIR' shows its tables)")
     options = next(iter(by_task.values())).options
     tasks = list(by_task)
     samples = {o: {t: np.asarray(c.scores(o), dtype=float) for t, c in by_task.items()} for o in options}
@@ -158,7 +159,8 @@ def differences_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig
     """Histograms of paired differences to the best option, median Δ with its CI."""
     tasks = [t for t, c in by_task.items() if c.n and c.best is not None]
     if not tasks:
-        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")
+        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet (an imported search whose "
+                            "configurations do not pair is judged unpaired: 'seedsweep report DIR' shows its tables)")
     fig = make_subplots(rows=len(tasks), cols=1, subplot_titles=[t or "(all)" for t in tasks],
                         vertical_spacing=min(0.12, 0.5 / len(tasks)))
     deltas: dict[str, dict[str, list[float]]] = {}
@@ -200,7 +202,8 @@ def winshares_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_i
     """Win shares per task and option, with the 1/k line and the † marks."""
     tasks = [t for t, c in by_task.items() if c.n]
     if not tasks:
-        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")
+        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet (an imported search whose "
+                            "configurations do not pair is judged unpaired: 'seedsweep report DIR' shows its tables)")
     options = by_task[tasks[0]].options
     fig = go.Figure()
     for o in options:
@@ -225,7 +228,8 @@ def sigma_figure(by_task: dict[str, Comparison], spec: ComparisonSpec, fig_id: s
     """The σ table of a comparison per task, with its Brown–Forsythe marks."""
     tasks = [t for t, c in by_task.items() if c.n]
     if not tasks:
-        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet")
+        return empty_figure(fig_id, f"{spec.name}: no paired configurations yet (an imported search whose "
+                            "configurations do not pair is judged unpaired: 'seedsweep report DIR' shows its tables)")
     options = by_task[tasks[0]].options
     cells = [tasks] + [[("–" if np.isnan(by_task[t].sigma[o]) else f"{by_task[t].sigma[o]:.4f}")
                         + (" †" if o in by_task[t].sigma_marks else "") for t in tasks] for o in options]

@@ -18,7 +18,8 @@ from seedsweep.study.spec.until import Until
 from seedsweep.study.store.sealing import sealed_claims, verify
 
 from ..stats.claims import ClaimResult, judge
-from ..stats.verdict import outcome
+from ..stats.unpaired import needs_pairs, unpaired_choices
+from ..stats.verdict import INCONCLUSIVE, Verdict, outcome
 from ..tables import Table
 from .opened import Run, opened, run_path, study_of
 
@@ -52,10 +53,22 @@ def until_of(run_dir: Run) -> Until | None:
 
 
 def judge_claims(claims: Claims, df: pd.DataFrame, specs=(), results=(), *, until: Until | None = None,
-                 seed: int = 0) -> list[ClaimResult]:
-    """Every claim judged on ``df``; with ``until`` (an adaptive study) by anytime-valid intervals."""
-    return [judge(c, df, results=results, specs=specs, seed=seed, anytime=until is not None,
+                 seed: int = 0, unpaired: dict[str, str] | None = None) -> list[ClaimResult]:
+    """Every claim judged on ``df``; with ``until`` (an adaptive study) by anytime-valid intervals.
+    ``unpaired``: the choices an import judged unpaired (:func:`analysis.stats.unpaired.unpaired_choices`);
+    a claim on one that needs pairs is inconclusive, saying why, and is not estimated."""
+    unpaired = unpaired or {}
+    return [_no_pairs(c, unpaired[c.choice]) if needs_pairs(c) and c.choice in unpaired else
+            judge(c, df, results=results, specs=specs, seed=seed, anytime=until is not None,
                   bounds=None if until is None else until.claim_bounds) for c in claims.claims]
+
+
+def _no_pairs(claim, cover: str) -> ClaimResult:
+    nan = float("nan")
+    why = (f"a {claim.kind} claim is taken over paired configurations, and {claim.choice} is judged unpaired "
+           f"({cover}); write it as a value or rank claim, which need no pairs.")
+    return ClaimResult(claim, Verdict(INCONCLUSIVE, why, nan, (nan, nan), claim.target if claim.target is not None
+                                      else nan, claim.rule), 0)
 
 
 def claim_verdicts(run_dir: Run, df: pd.DataFrame, specs=(), results=(), *, seed: int = 0) -> ClaimVerdicts | None:
@@ -69,7 +82,9 @@ def claim_verdicts(run_dir: Run, df: pd.DataFrame, specs=(), results=(), *, seed
     if not record and check.intact:
         return None
     claims = sealed_claims(rd)
-    judged = judge_claims(claims, df, specs, results, until=until_of(run_dir), seed=seed) if claims else []
+    judged = judge_claims(claims, df, specs, results, until=until_of(run_dir), seed=seed,
+                          unpaired=unpaired_choices(df, specs, results) if rd.read_import_spec() else {}) \
+        if claims else []
     result = outcome([r.verdict.verdict for r in judged]) if judged else "no claims to judge"
     if not check.intact:
         result = f"{UNSEALED} ({result}): the seal is broken"

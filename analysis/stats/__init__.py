@@ -61,7 +61,7 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "tuned": ("best_so_far", "tuned_outcomes", "TunedComparison", "tuned_comparison", "tuned_table",
               "random_positions", "TPE_STARTUP", "best_positions"),
     "unpaired": ("Coverage", "coverage", "Unpaired", "UnpairedOption", "UnpairedDelta", "unpaired", "unpaired_tables",
-                 "banner", "pairing_lines", "PAIRED_SHARE", "MIN_PAIRS", "EVP_AT"),
+                 "banner", "pairing_lines", "needs_pairs", "unpaired_choices", "PAIRED_SHARE", "MIN_PAIRS", "EVP_AT"),
     "verdict": ("Verdict", "outcome", "value_estimate", "ValueEstimate", "mean_ranks", "rank_interval",
                 "rank_verdict", "percentile_interval", "REPRODUCED", "NOT_REPRODUCED", "INCONCLUSIVE",
                 "BAND_WARNING"),

@@ -293,6 +293,7 @@ def replay_markdown(tracked: list[Tracked], until: Until) -> str:
         lines.append(f"| {t.choice} | {t.a} | {t.b} | {t.task} | {t.decided_at} | {then} | [{lo:.4f}, {hi:.4f}] "
                      f"| {t.n} |")
     decided = [t.decided_at for t in tracked if t.decided_at is not None]
-    stop = (f"every comparison decided after {max(decided)} configurations" if len(decided) == len(tracked)
+    stop = ("no comparison had a paired configuration to decide on" if not tracked else
+            f"every comparison decided after {max(decided)} configurations" if len(decided) == len(tracked)
             else f"{len(tracked) - len(decided)} of {len(tracked)} comparisons never decided")
     return "\n".join(lines + ["", f"- A study with this until: block would have stopped: {stop}."])

@@ -44,7 +44,7 @@ from .improvement import p_improvement
 from .pairing import paired_rows
 
 __all__ = ["Coverage", "coverage", "Unpaired", "UnpairedOption", "UnpairedDelta", "unpaired", "unpaired_tables",
-           "banner", "pairing_lines", "PAIRED_SHARE", "MIN_PAIRS", "EVP_AT"]
+           "banner", "pairing_lines", "needs_pairs", "unpaired_choices", "PAIRED_SHARE", "MIN_PAIRS", "EVP_AT"]
 
 PAIRED_SHARE = 0.5          # judged unpaired where fewer than this share of the configurations pair ...
 MIN_PAIRS = 10              # ... and fewer than this many: too few for a win share to say anything
@@ -211,6 +211,22 @@ def unpaired_tables(name: str, by_task: dict[str, Unpaired]) -> list[tuple[str, 
                       f"scores {better} than one of the first (ties one half); ASO ε_min < 0.2: the left side is almost "
                       "stochastically dominant over the right (≻; 95% confidence).")
     return [(f"unpaired: {name}", per), (f"unpaired differences: {name}", diff)]
+
+
+def needs_pairs(claim) -> bool:
+    """A claim whose estimate is taken over paired configurations: a win share, or a delta between options."""
+    return claim.kind == "share" or (claim.kind == "delta" and claim.choice is not None and claim.other is not None)
+
+
+def unpaired_choices(df: pd.DataFrame, specs: list[ComparisonSpec], results=()) -> dict[str, str]:
+    """Each compared choice judged unpaired in some task -> how many of its configurations pair, in words."""
+    out = {}
+    for spec in specs:
+        cover = {task: c for task, c in coverage(df, spec, results).items() if c.unpaired}
+        if cover:
+            out[spec.choice] = "; ".join(f"{c.paired} of {c.configs} configurations pair" + (f" in {t}" if t else "")
+                                         for t, c in cover.items())
+    return out
 
 
 def pairing_lines(df: pd.DataFrame, specs: list[ComparisonSpec], results=()) -> list[str]:
