@@ -38,6 +38,7 @@ from typing import Any, Callable
 import yaml
 
 from seedsweep.study.errors import UserError
+from seedsweep.study.execution.mlflowsink import log_text, tracking_of
 from seedsweep.study.execution.runner import run as run_study
 from seedsweep.study.execution.tuned import run_tuned
 from seedsweep.study.execution.waves import run_until
@@ -60,14 +61,33 @@ def run(study: str | os.PathLike | Space, out: str | os.PathLike, **kwargs: Any)
     study's :class:`~study.execution.waves.WavesSummary` (``.stopped`` says why)."""
     space = load_study(study)
     if space.tune is not None:
-        return run_tuned(space, out, **kwargs)
-    if space.until is not None:
+        result = run_tuned(space, out, **kwargs)
+    elif space.until is not None:
         from seedsweep.analysis.reading.rundirs import WavePolicy   # the statistics stack, only for an adaptive study
 
         policy = WavePolicy(space.until, seeds=len(space.seeds), first=space.samples,
                             trials_per_config=space.trials_per_config)
-        return run_until(space, out, policy, **kwargs)
-    return run_study(space, out, **kwargs)
+        result = run_until(space, out, policy, **kwargs)
+    else:
+        result = run_study(space, out, **kwargs)
+    tracking = tracking_of(space, kwargs.get("mlflow"))
+    if tracking is not None:
+        _log_report(tracking, out, kwargs.get("stream") or sys.stderr)
+    return result
+
+
+def _log_report(tracking: dict, out, stream) -> None:
+    """The study's report as ``report.md`` of its MLflow parent run (a line says why where it could not be)."""
+    from seedsweep import analysis     # the statistics stack: the report of a tracked study
+
+    try:
+        text = analysis.report(out)
+    except UserError as err:           # e.g. no trial stored yet: nothing to report
+        text = f"no report: {err}"
+    why = log_text(tracking, str(out), "report.md", text)
+    if why is not None:
+        print(f"[seedsweep] the report was not logged to MLflow {tracking['uri']} ({why}); "
+              "'seedsweep report' prints it", file=stream, flush=True)
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,12 @@ import secrets
 import sys
 
 from seedsweep.adaptive import add_replay, run_adaptive
+from seedsweep.api import run as run_any
 from seedsweep.claims import add_claims
 from seedsweep.families import add_families
 from seedsweep.ledger import add_ledger
 from seedsweep.study import check, compact
 from seedsweep.study.errors import EXIT_USER_ERROR, UserError, no_space
-from seedsweep.study.execution.runner import run
 from seedsweep.study.store.studies import load_study
 from seedsweep.study.families import get_family
 from seedsweep.study.files import write_text
@@ -67,7 +67,7 @@ def _cmd_run(args) -> int:
     space = load_study(args.space)         # read once: the run and its report use this study
     if space.until is not None or space.tune is not None:
         return run_adaptive(args, space)   # waves: until every comparison is decided, or a tuned study's
-    summary = run(space, args.out, address=args.address, retry_failed=args.retry_failed,
+    summary = run_any(space, args.out, address=args.address, retry_failed=args.retry_failed,
                   num_cpus=args.num_cpus, command=sys.argv, claims=args.claims, supersede=args.supersede,
                   mlflow=args.mlflow)
     print(summary.line(), file=sys.stderr)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -126,6 +127,14 @@ def test_every_stored_trial_is_one_child_run_through_a_killed_driver_and_a_stopp
         logged = children(server.uri)
         assert sorted(k for k, _ in logged) == sorted(stored), "one child run per trial key, none missing"
         assert {s for _, s in logged} == {"FINISHED"}
+        from mlflow import MlflowClient
+
+        client = MlflowClient(tracking_uri=server.uri)
+        parent = next(r for r in client.search_runs([client.get_experiment_by_name("tracked").experiment_id])
+                      if r.data.tags.get("seedsweep_role") == "study")
+        assert {"study.yaml", "manifest.json", "report.md"} <= {a.path for a in client.list_artifacts(parent.info.run_id)}
+        report = Path(client.download_artifacts(parent.info.run_id, "report.md", str(tmp_path))).read_text()
+        assert "**classifier**" in report and "win share" in report
 
         # round trip: imported back from MLflow, the same comparison table as the study's own report
         back = tmp_path / "back"

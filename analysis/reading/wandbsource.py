@@ -18,7 +18,6 @@ when exported; the state is the reason.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,7 @@ from seedsweep.study.errors import UserError
 from seedsweep.study.files import file_sha256
 
 from .imported import read_delimited
-from .sources import SourceTrials, finite, import_source
+from .sources import SourceTrials, import_source
 
 __all__ = ["is_wandb_export", "read_wandb", "import_wandb", "WANDB_COLUMNS"]
 
@@ -68,12 +67,14 @@ def read_wandb(path: str | Path, score: str | None, dev_score: str | None = None
         line = int(np.flatnonzero(states.isin(unknown).to_numpy())[0]) + 2
         raise UserError(f"{path}: line {line}, column State", f"the state {unknown[0]!r} is not one W&B writes.",
                         f"Use one of {', '.join(_STATE)} (finished runs are scored, the others counted).")
-    scores = [finite(v) for v in pd.to_numeric(df[score], errors="coerce")]
-    statuses = [_STATE[s] for s in states]
-    reasons = [None if s == "finished" and math.isfinite(v) else
-               f"reported no {score}" if s == "finished" else f"wandb state {s}" for s, v in zip(states, scores)]
+    scored = np.isfinite(pd.to_numeric(df[score], errors="coerce").to_numpy(dtype=float))
+    state = states.to_numpy(dtype=object)          # plain objects: iterating pandas' Arrow strings is slow
+    finished = state == "finished"
+    statuses = [_STATE[s] for s in state]
+    reasons = np.where(finished & scored, None, np.where(finished, f"reported no {score}",
+                                                         "wandb state " + states.to_numpy(dtype=str))).tolist()
     names = df["Name"].astype(str)
-    keys = [f"wandb-{n}" for n in names] if names.is_unique else [f"row-{i + 2}" for i in range(len(df))]
+    keys = ("wandb-" + names).tolist() if names.is_unique else [f"row-{i + 2}" for i in range(len(df))]
     numeric = [str(c) for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
     meta = [str(c) for c in df.columns if c in WANDB_COLUMNS or str(c).startswith("_")]
     return SourceTrials(df, keys, statuses, reasons, pd.DataFrame(), numeric, "wandb export", file_sha256(path),

@@ -8,7 +8,8 @@ thread of the driver:
 - one **parent run** per run directory (in the experiment ``tracking.
   experiment``, by default the study's name), tagged ``seedsweep_run_dir``
   with the directory's absolute path, so a resume finds it again; the study
-  file and ``manifest.json`` are its artifacts, and it is ``FINISHED`` when a
+  file, ``manifest.json`` and, from the command line and ``seedsweep.run``,
+  the report (``report.md``, :func:`log_text`) are its artifacts, and it is ``FINISHED`` when a
   run of the study ends (``KILLED`` when interrupted);
 - one **child run** per stored trial, created with its tags at once
   (``trial_key``, ``config_id``, ``choice``, ``option``, ``seed``, ``status``,
@@ -43,7 +44,7 @@ import pyarrow as pa
 from ..schema import IDENTITY, OUTCOME, TUNED
 from ..store.rundir import RunDir
 
-__all__ = ["MlflowSink", "tracking_of", "CHILD_TAGS"]
+__all__ = ["MlflowSink", "tracking_of", "log_text", "CHILD_TAGS"]
 
 #: the trial's identity and outcome, as tags of its child run
 CHILD_TAGS = ("trial_key", "config_id", "choice", "option", "seed", "status", "attempt", "task", "reason")
@@ -251,6 +252,26 @@ class MlflowSink:
             self.client.log_artifact(self.parent, path)
         self.client.set_terminated(self.parent, status="KILLED" if getattr(self, "interrupted", False)
                                    else "FINISHED")
+
+
+def log_text(tracking: dict[str, Any], run_dir: str, name: str, text: str) -> str | None:
+    """Log ``text`` as the artifact ``name`` of the run directory's parent run (the report, when a study
+    ends); returns why it could not be logged (None: logged). Never raises: MLflow is a copy."""
+    os.environ.setdefault("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    try:
+        from mlflow import MlflowClient   # (as in MlflowSink._connect)
+
+        client = MlflowClient(tracking_uri=tracking["uri"])
+        exp = client.get_experiment_by_name(tracking["experiment"])
+        path = str(Path(run_dir).resolve())
+        found = client.search_runs([exp.experiment_id], filter_string=f"tags.seedsweep_run_dir = '{_quote(path)}'",
+                                   max_results=1) if exp is not None else []
+        if not found:
+            return "no parent run of this run directory"
+        client.log_text(found[0].info.run_id, text, name)
+        return None
+    except Exception as exc:        # noqa: BLE001 -- MLflow's or the network's errors: the study is done either way
+        return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
 
 
 def _quote(text: str) -> str:

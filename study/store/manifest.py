@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -36,26 +37,55 @@ def compared_options(space) -> list[dict[str, Any]]:
     return [{"choice": name, "options": [str(o) for o in options]} for name, options in space.compare]
 
 
-def versions() -> dict[str, str | None]:
-    """Versions of Python and of every package a study's numbers depend on."""
-    out: dict[str, str | None] = {"python": platform.python_version()}
-    for dist in ("seedsweep", "ray", "torch", "transformers", "numpy", "pandas", "pyarrow", "scipy",
-                 "optuna", "plotly", "pydantic", "PyYAML"):
-        try:
-            out[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            out[dist] = None
-    return out
+#: the packages a study's numbers depend on, named in the manifest's ``versions``
+VERSIONED = ("seedsweep", "ray", "torch", "transformers", "numpy", "pandas", "pyarrow", "scipy", "optuna", "plotly",
+             "pydantic", "PyYAML")
 
 
-def packages() -> dict[str, str]:
+def _normal(name: str) -> str:
+    """A distribution name as the packaging spec compares them (case, and runs of ``-_.``, folded)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _installed() -> list[tuple[str, str]]:
+    """(name, version) of every installed distribution, in ``sys.path`` order, read from the header block of its
+    metadata file only (parsing each whole file, description included, took most of an import's time)."""
+    found = []
+    for dist in metadata.distributions():
+        text = dist.read_text("METADATA") or dist.read_text("PKG-INFO") or ""
+        name = version = None
+        for line in text.splitlines():
+            if not line.strip():
+                break                               # the end of the header block
+            if line.startswith("Name:"):
+                name = line[5:].strip()
+            elif line.startswith("Version:"):
+                version = line[8:].strip()
+        if name:
+            found.append((name, version or dist.version))
+    return found
+
+
+def versions(installed: list[tuple[str, str]] | None = None) -> dict[str, str | None]:
+    """Versions of Python and of every package a study's numbers depend on (the first of a name on ``sys.path``,
+    the one Python imports)."""
+    first: dict[str, str] = {}
+    for name, version in installed if installed is not None else _installed():
+        first.setdefault(_normal(name), version)
+    return {"python": platform.python_version(), **{dist: first.get(_normal(dist)) for dist in VERSIONED}}
+
+
+def packages(installed: list[tuple[str, str]] | None = None) -> dict[str, str]:
     """Every installed distribution and its version (the full environment, for a reader who reruns it)."""
     out: dict[str, str] = {}
-    for dist in metadata.distributions():
-        name = dist.metadata["Name"]
-        if name:
-            out[name] = dist.version
+    for name, version in installed if installed is not None else _installed():
+        out[name] = version
     return dict(sorted(out.items(), key=lambda kv: kv[0].lower()))
+
+
+def _environment() -> dict[str, Any]:
+    installed = _installed()
+    return {"versions": versions(installed), "packages": packages(installed)}
 
 
 def git_state() -> dict[str, Any]:
@@ -105,8 +135,7 @@ def build_manifest(space, *, accelerators: dict[str, Any], command: list[str]) -
         "tau": space.tau,
         "tune": space.tune.as_dict() if space.tune else None,
         "git": git_state(),
-        "versions": versions(),
-        "packages": packages(),
+        **_environment(),
         "platform": {"system": platform.platform(), "machine": platform.machine(),
                      "cpu_count": os.cpu_count()},
         "cpu_threads_per_trial": space.resources.of_trial(space.train.vectorize_seeds)["cpu"],
@@ -124,8 +153,7 @@ def imported_manifest(*, study: str, imported: dict[str, Any], command: list[str
         "schema_version": SCHEMA_VERSION,
         "study": study,
         "imported": imported,
-        "versions": versions(),
-        "packages": packages(),
+        **_environment(),
         "command": command,
         "created_at": datetime.now(timezone.utc).isoformat(),
     }
