@@ -26,7 +26,7 @@ import pandas as pd
 
 from seedsweep.study.errors import UserError
 
-from .sources import SourceTrials, finite as _finite, flatten as _flatten, import_source, require_metric
+from .sources import SourceTrials, finite as _finite, flatten as _flatten, import_source, number as _cell, require_metric
 
 __all__ = ["read_tune", "is_tune_experiment", "import_tune"]
 
@@ -66,15 +66,8 @@ def _reports(trial: Path) -> list[dict[str, Any]]:
     progress = trial / "progress.csv"
     if progress.is_file():
         with progress.open(newline="") as f:
-            return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+            return [{k: _cell(v) for k, v in row.items()} for row in csv.DictReader(f)]
     return []
-
-
-def _number(text: str) -> Any:
-    try:
-        return float(text) if text not in ("", None) else None
-    except ValueError:
-        return text
 
 
 def read_tune(folder: str | Path, score: str | None, dev_score: str | None = None, *, mode: str = "max") -> SourceTrials:

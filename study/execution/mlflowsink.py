@@ -163,9 +163,9 @@ class MlflowSink:
         exp = c.get_experiment_by_name(self.experiment)
         self.exp = exp.experiment_id if exp is not None else c.create_experiment(self.experiment)
         path = str(Path(str(self.rd.path)).resolve()) if not self.rd.remote else str(self.rd.path)
-        found = c.search_runs([self.exp], filter_string=f"tags.seedsweep_run_dir = '{_quote(path)}'", max_results=1)
+        found = _parent(c, self.exp, path)
         if found:
-            self.parent = found[0].info.run_id
+            self.parent = found
             c.update_run(self.parent, status="RUNNING")
         else:
             self.parent = c.create_run(self.exp, run_name=self.space.name, tags={
@@ -263,15 +263,20 @@ def log_text(tracking: dict[str, Any], run_dir: str, name: str, text: str) -> st
 
         client = MlflowClient(tracking_uri=tracking["uri"])
         exp = client.get_experiment_by_name(tracking["experiment"])
-        path = str(Path(run_dir).resolve())
-        found = client.search_runs([exp.experiment_id], filter_string=f"tags.seedsweep_run_dir = '{_quote(path)}'",
-                                   max_results=1) if exp is not None else []
+        found = _parent(client, exp.experiment_id, str(Path(run_dir).resolve())) if exp is not None else None
         if not found:
             return "no parent run of this run directory"
-        client.log_text(found[0].info.run_id, text, name)
+        client.log_text(found, text, name)
         return None
     except Exception as exc:        # noqa: BLE001 -- MLflow's or the network's errors: the study is done either way
         return f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+
+
+def _parent(client, experiment_id: str, path: str) -> str | None:
+    """The id of the parent run of the run directory at ``path`` (its ``seedsweep_run_dir`` tag), or None."""
+    found = client.search_runs([experiment_id], filter_string=f"tags.seedsweep_run_dir = '{_quote(path)}'",
+                               max_results=1)
+    return found[0].info.run_id if found else None
 
 
 def _quote(text: str) -> str:
