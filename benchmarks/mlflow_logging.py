@@ -4,6 +4,9 @@ zero-work study (the synthetic family, no sleep, one epoch per trial) run with
 a real ``mlflow server`` on loopback over SQLite), alternating, each into a
 fresh run directory on one Ray started for the benchmark (``--address``).
 
+The machine's CPU seconds during each run are recorded too, and, after the runs, the CPU
+seconds MLflow's own client takes to log as many child runs alone (the floor).
+
 The time is the command's whole wall clock: the trials, and for a tracked
 run the wait at the end for the logging thread to finish (the study is not
 done until every trial is logged or handed to the next run). Throughput is
@@ -68,16 +71,44 @@ def stop_tagged(tag: str) -> None:
             continue
 
 
-def timed_run(study: Path, out: Path, address: str, env: dict, mlflow: str | None) -> float:
+def machine_cpu() -> float:
+    """CPU seconds the whole machine has spent (user, nice, system, irq, softirq), from /proc/stat."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    return sum(int(fields[i]) for i in (0, 1, 2, 5, 6)) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_run(study: Path, out: Path, address: str, env: dict, mlflow: str | None) -> tuple[float, float]:
     cmd = [sys.executable, "-m", "seedsweep", "run", str(study), "--out", str(out), "--address", address, "--quiet"]
     if mlflow:
         cmd += ["--mlflow", mlflow]
-    t = time.perf_counter()
+    t, c = time.perf_counter(), machine_cpu()
     r = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True)
-    took = time.perf_counter() - t
+    took, cpu = time.perf_counter() - t, machine_cpu() - c
     if r.returncode != 0 or (mlflow and "trials logged" not in r.stderr):
         raise SystemExit(f"the run failed or did not log every trial:\n{r.stderr[-3000:]}")
-    return took
+    return took, cpu
+
+
+def client_floor(uri: str, trials: int) -> float:
+    """CPU seconds MLflow's own client takes to log ``trials`` child runs the way the sink does (create_run with
+    the tags, one log_batch of the params and metrics, set_terminated), in this process with nothing else running:
+    what logging costs before seedsweep does anything."""
+    from mlflow import MlflowClient
+    from mlflow.entities import Metric, Param
+
+    client = MlflowClient(tracking_uri=uri)
+    exp = client.create_experiment("floor")
+    parent = client.create_run(exp).info.run_id
+    t = time.process_time()
+    for i in range(trials):
+        tags = {"mlflow.parentRunId": parent, "trial_key": f"t{i}", "config_id": "c", "option": "crf", "seed": "0",
+                "status": "ok", "task": "synthetic", "attempt": "0"}
+        run = client.create_run(exp, tags=tags).info.run_id
+        client.log_batch(run, params=[Param(n, "1") for n in ("optimizer", "lr", "classifier", "epoch_seconds")],
+                         metrics=[Metric(n, 0.5, 0, 0) for n in ("dev_score", "test_score", "train_loss",
+                                                                 "best/dev_score", "best/test_score", "best/epoch")])
+        client.set_terminated(run)
+    return time.process_time() - t
 
 
 def main() -> int:
@@ -95,6 +126,7 @@ def main() -> int:
     study.write_text(STUDY.format(configs=args.configs))
     server = None
     times: dict[str, list[float]] = {"untracked": [], "sqlite": [], "server": []}
+    cpus: dict[str, list[float]] = {"untracked": [], "sqlite": [], "server": []}
     try:
         subprocess.run([str(BIN / "ray"), "start", "--head", f"--port={port}", "--num-cpus=2",
                         f"--temp-dir={ray_tmp}", "--include-dashboard=false", "--disable-usage-stats"],
@@ -113,9 +145,10 @@ def main() -> int:
         for i in range(args.repeat):
             for kind, uri in (("untracked", None), ("sqlite", f"sqlite:///{work / f'm{i}.db'}"),
                               ("server", f"http://127.0.0.1:{mport}")):
-                took = timed_run(study, work / f"{kind}-{i}", address, env, uri)
+                took, cpu = timed_run(study, work / f"{kind}-{i}", address, env, uri)
                 times[kind].append(took)
-                print(f"{kind:10s} run {i}: {took:7.1f} s", flush=True)
+                cpus[kind].append(round(cpu, 1))
+                print(f"{kind:10s} run {i}: {took:7.1f} s, {cpu:6.1f} CPU-s on the machine", flush=True)
     finally:
         if server is not None:
             os.killpg(server.pid, signal.SIGKILL)
@@ -124,11 +157,18 @@ def main() -> int:
         shutil.rmtree(work, ignore_errors=True)
         shutil.rmtree(ray_tmp, ignore_errors=True)
     trials = args.configs * 4
+    floor_dir = Path(tempfile.mkdtemp(prefix="mlflow-floor-"))
+    try:
+        floor = client_floor(f"sqlite:///{floor_dir / 'floor.db'}", trials)
+    finally:
+        shutil.rmtree(floor_dir, ignore_errors=True)
+    print(f"MLflow's client alone, {trials} child runs to SQLite: {floor:.1f} CPU-s", flush=True)
     best = {k: min(v) for k, v in times.items()}
-    result = {"trials": trials, "repeat": args.repeat, "seconds": times, "best_s": best,
+    result = {"trials": trials, "repeat": args.repeat, "seconds": times, "machine_cpu_s": cpus, "best_s": best,
               "throughput_per_s": {k: round(trials / v, 1) for k, v in best.items()},
               "ratio_sqlite": round(best["untracked"] / best["sqlite"], 3),
               "ratio_server": round(best["untracked"] / best["server"], 3), "goal_ratio": 0.9,
+              "client_floor_cpu_s": round(floor, 1),
               "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                                        text=True).stdout.strip(), "cpus": os.cpu_count()}
     print(f"{trials} trials: untracked {best['untracked']:.1f} s, sqlite {best['sqlite']:.1f} s "

@@ -181,7 +181,7 @@ def _to_arrow(df: pd.DataFrame) -> pa.Table:
     clean = df.copy()
     for col in clean.columns:
         if clean[col].dtype == object:          # mixed types: keep the text as written
-            clean[col] = clean[col].map(lambda v: v if pd.isna(v) else str(v)).astype("string")
+            clean[col] = clean[col].astype("string")       # str() of each value, missing values kept missing
     return pa.Table.from_pandas(clean, preserve_index=False)
 
 
@@ -250,9 +250,11 @@ def write_import(path: Path, out: Path, df: pd.DataFrame, import_spec: ImportSpe
     failed = ~finite | np.array([r is not None for r in given], dtype=bool)
     table["status"] = np.where(failed, "failed", "ok")
     if statuses is not None:
-        table["status"] = [given_status or computed for given_status, computed in zip(statuses, table["status"])]
-    table["reason"] = [r if r is not None else (None if ok else "no score in the source file") for r, ok in
-                       zip(given, finite)]
+        given_statuses = pd.Series(list(statuses), index=table.index, dtype="object")
+        table["status"] = given_statuses.where(given_statuses.notna(), table["status"])
+    reason = pd.Series(given, index=table.index, dtype="object")
+    table["reason"] = reason.where(reason.notna() | ~finite, None).where(reason.notna() | finite,
+                                                                         "no score in the source file")
     table["trial_key"] = keys
     for col in ("config_id", "choice", "option"):
         table[col] = pd.Series([None] * len(table), dtype="string")
