@@ -7,6 +7,10 @@ fresh run directory on one Ray started for the benchmark (``--address``).
 The machine's CPU seconds during each run are recorded too, and, after the runs, the CPU
 seconds MLflow's own client takes to log as many child runs alone (the floor).
 
+A fourth kind, ``beside``, is the untracked run while another process logs
+as many child runs with MLflow's client alone (SQLite): what the logging
+work costs the study when it is not in the driver's process at all.
+
 The time is the command's whole wall clock: the trials, and for a tracked
 run the wait at the end for the logging thread to finish (the study is not
 done until every trial is logged or handed to the next run). Throughput is
@@ -117,7 +121,11 @@ def main() -> int:
     parser.add_argument("--configs", type=int, default=250)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--floor-only", nargs=2, metavar=("TRIALS", "URI"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.floor_only:                 # the process that logs beside an untracked run
+        client_floor(args.floor_only[1], int(args.floor_only[0]))
+        return 0
     work = Path(tempfile.mkdtemp(prefix="mlflow-bench-"))
     ray_tmp = tempfile.mkdtemp(prefix="mlb-", dir="/tmp")
     env = {**os.environ, "RAY_AUTH_MODE": "disabled", "SEEDSWEEP_BENCH_TAG": uuid.uuid4().hex}
@@ -125,8 +133,8 @@ def main() -> int:
     study = work / "study.yaml"
     study.write_text(STUDY.format(configs=args.configs))
     server = None
-    times: dict[str, list[float]] = {"untracked": [], "sqlite": [], "server": []}
-    cpus: dict[str, list[float]] = {"untracked": [], "sqlite": [], "server": []}
+    times: dict[str, list[float]] = {"untracked": [], "sqlite": [], "server": [], "beside": []}
+    cpus: dict[str, list[float]] = {"untracked": [], "sqlite": [], "server": [], "beside": []}
     try:
         subprocess.run([str(BIN / "ray"), "start", "--head", f"--port={port}", "--num-cpus=2",
                         f"--temp-dir={ray_tmp}", "--include-dashboard=false", "--disable-usage-stats"],
@@ -144,8 +152,15 @@ def main() -> int:
         address = f"127.0.0.1:{port}"
         for i in range(args.repeat):
             for kind, uri in (("untracked", None), ("sqlite", f"sqlite:///{work / f'm{i}.db'}"),
-                              ("server", f"http://127.0.0.1:{mport}")):
+                              ("server", f"http://127.0.0.1:{mport}"), ("beside", None)):
+                beside = None
+                if kind == "beside":      # untracked, while another process logs as many runs with MLflow's client
+                    beside = subprocess.Popen([sys.executable, __file__, "--floor-only", str(args.configs * 4),
+                                               f"sqlite:///{work / f'b{i}.db'}"], env=env, stdout=subprocess.DEVNULL,
+                                              stderr=subprocess.DEVNULL)
                 took, cpu = timed_run(study, work / f"{kind}-{i}", address, env, uri)
+                if beside is not None:
+                    beside.wait()
                 times[kind].append(took)
                 cpus[kind].append(round(cpu, 1))
                 print(f"{kind:10s} run {i}: {took:7.1f} s, {cpu:6.1f} CPU-s on the machine", flush=True)
@@ -167,12 +182,14 @@ def main() -> int:
     result = {"trials": trials, "repeat": args.repeat, "seconds": times, "machine_cpu_s": cpus, "best_s": best,
               "throughput_per_s": {k: round(trials / v, 1) for k, v in best.items()},
               "ratio_sqlite": round(best["untracked"] / best["sqlite"], 3),
-              "ratio_server": round(best["untracked"] / best["server"], 3), "goal_ratio": 0.9,
+              "ratio_server": round(best["untracked"] / best["server"], 3),
+              "ratio_beside": round(best["untracked"] / best["beside"], 3), "goal_ratio": 0.9,
               "client_floor_cpu_s": round(floor, 1),
               "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                                        text=True).stdout.strip(), "cpus": os.cpu_count()}
     print(f"{trials} trials: untracked {best['untracked']:.1f} s, sqlite {best['sqlite']:.1f} s "
-          f"(throughput x{result['ratio_sqlite']:.2f}), server {best['server']:.1f} s (x{result['ratio_server']:.2f})")
+          f"(throughput x{result['ratio_sqlite']:.2f}), server {best['server']:.1f} s (x{result['ratio_server']:.2f}), "
+          f"untracked beside a logging process {best['beside']:.1f} s (x{result['ratio_beside']:.2f})")
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n")
     return 0
