@@ -24,6 +24,7 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
+from seedsweep.study.families.usercode import SHIPPING_KEYS
 from seedsweep.study.rooms import folder_name
 
 REPO = Path(__file__).resolve().parents[1]
@@ -125,8 +126,9 @@ def study_file_page() -> str:
         doc = (sys.modules[type(family).__module__].__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
         if doc:
             lines += [doc, ""]
-        task_keys = sorted(getattr(family, "task_keys", ()) or
-                           getattr(sys.modules[type(family).__module__], "TASK_KEYS", ()) or ())
+        task_keys = sorted(set(getattr(family, "task_keys", ()) or
+                               getattr(sys.modules[type(family).__module__], "TASK_KEYS", ()) or ())
+                           | (set(SHIPPING_KEYS) if name in ("function", "command") else set()))
         if task_keys:
             lines += ["Task keys: " + ", ".join(f"`task.{k}`" for k in task_keys) + ".", ""]
         for key, values in getattr(sys.modules[type(family).__module__], "TASK_SUBKEYS", {}).items():

@@ -46,6 +46,7 @@ OUTCOME = pa.schema([
     ("epochs_run", pa.int64()), ("best_epoch", pa.int64()),
     ("dev_score", pa.float64()), ("test_score", pa.float64()), ("test_score_max", pa.float64()),
     ("test_score_last", pa.float64()), ("metric", pa.string()), ("train_seconds", pa.float64()), ("node", pa.string()),
+    ("gpu_ids", pa.string()),
     ("attempt", pa.int64()),
     ("started_at", pa.timestamp("us", tz="UTC")), ("finished_at", pa.timestamp("us", tz="UTC")),
 ])

@@ -2,8 +2,8 @@
 :mod:`.session`, :mod:`.raydaemons`), Tune fed in waves (:mod:`.feed`), the
 driver's callback that stores each finished trial (:mod:`.callback`,
 :mod:`.failures`), a trial inside a worker (:mod:`.trial`), resuming
-(:mod:`.resume`), adaptive waves (:mod:`.waves`) and tuned comparisons
-(:mod:`.tuned`).
+(:mod:`.resume`), adaptive waves (:mod:`.waves`), tuned comparisons
+(:mod:`.tuned`) and the study's code shipped to a cluster's workers (:mod:`.shipping`).
 
 May import: ``study.store``, ``study.spec``, ``study.families`` and the
 ground floor of ``study``; nothing imports it but the package's face and
@@ -27,8 +27,9 @@ __all__, __getattr__, __dir__ = face(__name__, globals(), {
     "raydaemons": ("records_dir", "record_session", "forget_session", "clear_dead_sessions"),
     "resume": ("check_compatible", "check_code", "plan_resume", "ResumePlan"),
     "runner": ("run", "RunSummary", "plan_study", "populations"),
-    "session": ("preflight", "accelerators", "remove_stale_tune_folders", "tune_environment", "ray_session",
+    "session": ("preflight", "accelerators", "check_fits", "remove_stale_tune_folders", "tune_environment", "ray_session",
                 "bound_trainable", "TUNE_PREFIX", "FORWARDED_ENV"),
+    "shipping": ("Shipment", "plan_shipment", "job_runtime_env", "NEVER_SHIPPED"),
     "trial": ("seed_everything", "Record", "run_trial", "drive_trial", "NoMetrics", "run_group", "trainable",
               "group_trainable"),
     "tuned": ("run_tuned", "ask_values"),

@@ -258,6 +258,7 @@ class StoreAndProgress(tune.Callback):
                        "error": last.strip()[-8000:],
                        "epochs_run": len(epochs), "metric": self.space.train.metric,
                        "node": epochs[-1].get("node") if epochs else None,
+                       "gpu_ids": epochs[-1].get("gpu_ids") if epochs else None,
                        "started_at": self.started.get(key), "finished_at": datetime.now(timezone.utc)}
             attempts = self.attempts[key] + 1
             self.store(key, outcome)

@@ -37,7 +37,8 @@ from ..store.studies import load_study
 from ..store.shards import fold_parts
 from .mlflowsink import MlflowSink, tracking_of
 from .resume import check_code, check_compatible, plan_resume
-from .session import accelerators, bound_trainable, preflight, ray_session
+from .session import accelerators, bound_trainable, check_fits, preflight, ray_session
+from .shipping import plan_shipment
 from .trial import group_trainable, trainable
 
 __all__ = ["run", "RunSummary", "plan_study", "populations"]
@@ -121,8 +122,10 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         space = replace(space, samples=samples)
     configs, grid = plan if plan is not None else plan_study(space)
     out = out if is_uri(str(out)) else Path(out)
+    shipment = plan_shipment(space, out, address)     # what travels to the workers; refused here if too large
     if address:
         preflight(address)
+    check_fits(space, address)              # a trial no node can hold never starts: refused here
     # the data, embeddings and models must be found here before anything is
     # written or started: a missing corpus is one error, not a study of failed trials
     family = get_family(space.family)
@@ -131,6 +134,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
     read_files = {path: file_sha256(path) for path in sorted(read)}
     # the user's own code (function and command families): a resume refuses a changed file
     code = {path: file_sha256(path) for path in optional(family, "code_files")(space)}
+    code.update(shipment.code() if shipment is not None else {})      # on a cluster: every Python file that travels
     rd = RunDir(str(out) if is_uri(str(out)) else out)
     rd.check_out()
     resuming = rd.exists()
@@ -150,6 +154,8 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
         manifest = build_manifest(space, accelerators={}, command=command or [])
         manifest["files"] = read_files
         manifest["code"] = code
+        if shipment is not None:
+            manifest["shipped"] = shipment.record()
         if previous is not None:
             history = previous.pop("history", [])
             manifest["history"] = history + [previous]
@@ -184,7 +190,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
             if todo:
                 interrupted, now, done = _tune(rd, space, todo, schema, plan.prior_attempts, manifest,
                                                address=address, num_cpus=num_cpus, ray_temp_dir=ray_temp_dir,
-                                               stream=stream, sink=sink)
+                                               stream=stream, sink=sink, shipment=shipment)
         finally:
             if sink is not None:
                 sink.close(interrupted=interrupted)
@@ -196,7 +202,7 @@ def run(space_path: str | os.PathLike, out: str | os.PathLike, *, address: str |
 
 def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, prior_attempts: dict[str, int],
           manifest: dict[str, Any], *, address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
-          stream: TextIO, sink=None) -> tuple[bool, Counter, set[str]]:
+          stream: TextIO, sink=None, shipment=None) -> tuple[bool, Counter, set[str]]:
     """Run ``todo`` on Ray Tune; returns (interrupted, status counts of the trials stored
     now, their keys)."""
     # Ray, imported when a study runs: check, status and the readers never load it
@@ -207,7 +213,8 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
 
     vectorized = space.train.vectorize_seeds
     resources = space.resources.of_trial(vectorized)
-    with ray_session(address=address, num_cpus=num_cpus, ray_temp_dir=ray_temp_dir) as storage:
+    with ray_session(address=address, num_cpus=num_cpus, ray_temp_dir=ray_temp_dir,
+                     runtime_env=shipment.runtime_env() if shipment is not None else None) as storage:
         manifest["accelerators"] = accelerators()
         rd.write_manifest(manifest)
         plan = {t.key: t for t in todo}
@@ -218,7 +225,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         else:
             fn, name, units = trainable, "trial", todo
         slots = parallel_slots(resources)
-        trainable_ = tune.with_resources(bound_trainable(space, fn, rd.cache_dir, rd.work_dir), resources)
+        trainable_ = tune.with_resources(bound_trainable(space, fn, rd.cache_dir, rd.work_dir, shipment), resources)
         interrupted = False
         try:
             for n, chunk in enumerate(batches(units, batch_size(slots))):

@@ -10,6 +10,7 @@ so importing seedsweep changes nothing in ``os.environ``.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
@@ -21,7 +22,7 @@ from typing import Any, Callable, Iterator
 from ..errors import UserError
 from .raydaemons import clear_dead_sessions, forget_session, record_session
 
-__all__ = ["preflight", "accelerators", "remove_stale_tune_folders", "tune_environment", "ray_session",
+__all__ = ["preflight", "accelerators", "check_fits", "remove_stale_tune_folders", "tune_environment", "ray_session",
            "bound_trainable", "TUNE_PREFIX", "FORWARDED_ENV"]
 
 #: Name prefix of the Tune folders in the temp dir: ``seedsweep-tune-<driver pid>-*``.
@@ -101,6 +102,58 @@ def accelerators() -> dict[str, Any]:
     return {"nodes": nodes, "GPU": sum(n["GPU"] for n in nodes), "CPU": sum(n["CPU"] for n in nodes)}
 
 
+def check_fits(space, address: str | None) -> None:
+    """Refuse, before anything is written, a study whose trial asks for more GPUs or CPUs than any node
+    of the cluster at ``address`` (or this machine) has, unless an autoscaler may add such nodes."""
+    need = space.resources.of_trial(space.train.vectorize_seeds)
+    if need["gpu"] <= 0:
+        return
+    import ray
+
+    if address:
+        joined = not ray.is_initialized()
+        if joined:
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING, include_dashboard=False)
+        try:
+            nodes = accelerators()["nodes"]
+            # Ray's autoscaler writes its status here; it can start nodes that are not up yet
+            import ray.experimental.internal_kv
+
+            if _autoscales(ray.experimental.internal_kv._internal_kv_get("__autoscaling_status")):
+                return
+        finally:
+            if joined:
+                ray.shutdown()
+        where = f"the cluster at {address}"
+    else:
+        # Ray's own count of this machine's GPUs (what a private local Ray would get), without starting Ray
+        from ray._private.accelerators import get_accelerator_manager_for_resource
+
+        gpus = get_accelerator_manager_for_resource("GPU").get_current_node_num_accelerators()
+        nodes, where = [{"address": "this machine", "CPU": float(os.cpu_count() or 1), "GPU": float(gpus)}], \
+            "this machine"
+    if any(n["GPU"] >= need["gpu"] and n["CPU"] >= need["cpu"] for n in nodes):
+        return
+    have = "; ".join(f"{n['address']}: {n['CPU']:g} CPU, {n['GPU']:g} GPU" for n in nodes) or "no live node"
+    raise UserError(f"{space.path}: resources", f"each trial asks for {need['gpu']:g} GPU and {need['cpu']:g} CPU, "
+                    f"more than any node of {where} has ({have}), so no trial could ever start.",
+                    "Ask for at most what one node has (a fraction, e.g. gpu: 0.5, packs trials onto one GPU), "
+                    "or add nodes with more GPUs (an autoscaling cluster's file: available_node_types).")
+
+
+def _autoscales(status: bytes | None) -> bool:
+    """Whether the autoscaler whose status is ``status`` can start nodes. Nodes joined by ``ray start`` get a
+    read-only one, whose node types are the live nodes themselves (``node_<id>``); a format it does not know
+    counts as one that can (a study is never refused for a node that may come)."""
+    if not status:
+        return False
+    try:
+        mapping = json.loads(status)["autoscaler_report"]["node_type_mapping"] or {}
+    except (ValueError, KeyError, TypeError):
+        return True
+    return any(kind != f"node_{node}" for node, kind in mapping.items())
+
+
 def remove_stale_tune_folders(root: str | None = None) -> list[str]:
     """Remove the Tune folders (``seedsweep-tune-<pid>-*`` in the temp dir)
     of drivers that no longer run -- a SIGKILLed driver cannot remove its own.
@@ -135,7 +188,8 @@ def _token_enabled_notice(record: logging.LogRecord) -> bool:
     return not record.getMessage().startswith("Token authentication is enabled")
 
 
-def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None) -> tuple[bool, Path | None]:
+def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
+           runtime_env: dict[str, Any] | None = None) -> tuple[bool, Path | None]:
     """Start or join Ray unless this process already is connected: (whether
     started here, the record of the private Ray started, :mod:`study.execution.raydaemons`)."""
     import ray
@@ -150,8 +204,11 @@ def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None) 
     # these along (a relative folder is made absolute: workers run in another folder)
     forwarded = {k: os.path.abspath(v) if os.path.isdir(v) else v
                  for k in FORWARDED_ENV if (v := os.environ.get(k))}
+    env = dict(runtime_env or {})
     if forwarded:
-        kwargs["runtime_env"] = {"env_vars": forwarded}
+        env["env_vars"] = forwarded
+    if env:
+        kwargs["runtime_env"] = env
     if address:
         try:
             ray.init(address=address, **kwargs)
@@ -174,14 +231,16 @@ def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None) 
 
 
 @contextmanager
-def ray_session(*, address: str | None, num_cpus: int | None, ray_temp_dir: str | None) -> Iterator[str]:
+def ray_session(*, address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
+                runtime_env: dict[str, Any] | None = None) -> Iterator[str]:
     """Ray started or joined, Tune's environment set and its loggers quiet;
     yields a fresh Tune storage folder. Everything is undone on exit (Ray is
-    shut down only when this session started it)."""
+    shut down only when this session started it). ``runtime_env``: what every
+    worker gets (the folder that travels, :mod:`study.execution.shipping`)."""
     import ray
 
     with tune_environment():
-        started, record = _start(address, num_cpus, ray_temp_dir)
+        started, record = _start(address, num_cpus, ray_temp_dir, runtime_env)
         remove_stale_tune_folders()
         storage = tempfile.mkdtemp(prefix=f"{TUNE_PREFIX}{os.getpid()}-")
         quiet = [logging.getLogger(n) for n in ("ray.tune", "ray.train", "ray.air")]
@@ -201,13 +260,20 @@ def ray_session(*, address: str | None, num_cpus: int | None, ray_temp_dir: str 
 
 
 def bound_trainable(space, trainable: Callable, cache_dir: str | None = None,
-                    work_dir: str | None = None) -> Callable:
+                    work_dir: str | None = None, shipped=None) -> Callable:
     """``trainable`` with the (small) study spec baked in. Tune ships it to each
     worker once with the function, instead of ``tune.with_parameters``, whose
-    object-store lookup costs every trial a round trip to the driver."""
+    object-store lookup costs every trial a round trip to the driver.
+    ``shipped``: the :class:`~study.execution.shipping.Shipment` whose copy
+    on the worker the study's files are read from."""
     cwd = os.getcwd()
 
     def seedsweep_trial(config):
+        if shipped is not None:          # the study's folder is the worker's copy of it, wherever that is
+            there, folder = shipped.on_worker(space)
+            os.chdir(folder)
+            trainable(config, space=there, cache_dir=cache_dir, work_dir=work_dir)
+            return
         # Tune starts each trial in its own trial folder; go back to the folder
         # the study was started from (where it exists: this machine, or a
         # cluster's shared filesystem), so relative paths in the study file --

@@ -88,12 +88,25 @@ def _node() -> str:
     return socket.gethostname()
 
 
+def _gpu_ids() -> str:
+    """The accelerator IDs Ray gave this trial's worker, comma-separated ("" on CPU or outside Ray)."""
+    try:
+        import ray
+
+        if ray.is_initialized():
+            return ",".join(str(g) for g in ray.get_gpu_ids())
+    except Exception:  # noqa: BLE001 - outside a Ray worker there are none
+        pass
+    return ""
+
+
 class Record:
     """One trial's early stopping and outcome, epoch by epoch (the shared protocol
     above). A lone trial keeps one; a vectorised population one per seed."""
 
     def __init__(self, train, node: str, *, shared: bool = False) -> None:
         self.train, self.node, self.shared = train, node, shared     # shared: train_seconds sums epoch shares
+        self.gpu_ids = _gpu_ids()
         self.better = (lambda a, b: a > b) if train.mode == "max" else (lambda a, b: a < b)
         self.started, self.t0 = _now(), time.perf_counter()
         self.best_epoch, self.best_dev, self.best_test, self.best_select = 0, math.nan, math.nan, math.nan
@@ -120,7 +133,7 @@ class Record:
             if not math.isfinite(dev):
                 status, reason = "diverged", f"non-finite dev score ({dev}) at epoch {epoch}"
         row = {"epoch": epoch, "train_loss": loss, "dev_score": dev, "test_score": test,
-               "seconds": seconds, "node": self.node}
+               "seconds": seconds, "node": self.node, "gpu_ids": self.gpu_ids}
         done = status != "ok"
         if not done:
             if math.isfinite(test):
@@ -165,7 +178,7 @@ def run_trial(space: Space, trial: TrialSpec, report: Callable[[dict[str, Any]],
     """Train one trial, calling ``report`` once per epoch.
 
     Every report holds that epoch's row (``epoch``, ``train_loss``,
-    ``dev_score``, ``test_score``, ``seconds``) and ``node``; the last one
+    ``dev_score``, ``test_score``, ``seconds``), ``node`` and ``gpu_ids``; the last one
     also holds ``final: True`` and the trial's outcome (``status``,
     ``reason``, ``epochs_run``, ``best_epoch``, ``dev_score_best``,
     ``test_score_best``, ``test_score_max``, ``metric``, ``train_seconds``,

@@ -28,9 +28,11 @@ from ..schema import escape_key
 if TYPE_CHECKING:
     from .view import StudyView
 
-__all__ = ["study_folder", "hyperparameter_names", "check_task_keys", "trial_folder", "log_path", "as_argument",
-           "captured_output", "LOG_BYTES"]
+__all__ = ["study_folder", "check_shipping_keys", "shipped_folder", "SHIPPING_KEYS", "hyperparameter_names",
+           "check_task_keys", "trial_folder", "log_path", "as_argument", "captured_output", "LOG_BYTES"]
 
+#: The task keys that say what travels to a cluster's workers (:mod:`study.execution.shipping`).
+SHIPPING_KEYS = ("working_dir", "excludes")
 #: the default cap of a trial's log (``task.log_bytes``)
 LOG_BYTES = 1 << 20
 
@@ -48,15 +50,46 @@ def hyperparameter_names(space: "StudyView") -> list[str]:
 
 
 def check_task_keys(space: "StudyView", family: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
-    """Known ``task`` keys only, and the required ones present."""
+    """Known ``task`` keys only (the family's and :data:`SHIPPING_KEYS`), and the required ones present."""
     for key in space.task:
-        if key not in allowed:
+        if key not in allowed and key not in SHIPPING_KEYS:
             raise UserError(f"{space.path}: task.{key}", f"unknown key '{key}' for the {family} family.",
-                            f"Allowed: {', '.join(allowed)}.")
+                            f"Allowed: {', '.join(allowed + SHIPPING_KEYS)}.")
     for key in required:
         if key not in space.task:
             raise UserError(f"{space.path}: task", f"the {family} family needs task.{key}.",
                             f"Add it, e.g. {_EXAMPLES.get(key, key + ': ...')}")
+    check_shipping_keys(space)
+
+
+def check_shipping_keys(space) -> None:
+    """``task.working_dir`` a folder that exists, ``task.excludes`` a list of strings (located errors)."""
+    task = space.task
+    if "excludes" in task:
+        ex = task["excludes"]
+        if not isinstance(ex, (list, tuple)) or not all(isinstance(x, str) and x.strip() for x in ex):
+            raise UserError(f"{space.path}: task.excludes", f"expected a list of patterns, got {ex!r}.",
+                            "Write e.g. excludes: [data/raw/, '*.ckpt'] (Ray's .gitignore-style patterns, "
+                            "relative to the folder that travels).")
+    if "working_dir" in task:
+        wd = task["working_dir"]
+        if not isinstance(wd, str) or not wd.strip():
+            raise UserError(f"{space.path}: task.working_dir", f"expected a folder, got {wd!r}.",
+                            "Write e.g. working_dir: .. (relative to the study file's folder).")
+        folder = shipped_folder(space, wd)
+        if not folder.is_dir():
+            raise UserError(f"{space.path}: task.working_dir", f"no such folder: {folder}.",
+                            "Give a folder that exists, relative to the study file's folder (or leave the key "
+                            "out to ship the study file's folder).")
+
+
+def shipped_folder(space, wd: str | None) -> Path:
+    """The folder ``task.working_dir`` names (relative to the study file's folder; that folder when None)."""
+    base = Path(space.base or os.getcwd())
+    if wd is None:
+        return base.resolve()
+    path = Path(wd).expanduser()
+    return (path if path.is_absolute() else base / path).resolve()
 
 
 _EXAMPLES = {"function": "task: {function: train.py:fit} (a file beside the study file, or mypkg.train:fit).",

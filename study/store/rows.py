@@ -44,6 +44,7 @@ def outcome_of(final: dict[str, Any]) -> dict[str, Any]:
         "test_score_max": nan_to_none(final["test_score_max"]),
         "test_score_last": nan_to_none(final.get("test_score_last", float("nan"))),
         "metric": final["metric"], "train_seconds": final["train_seconds"], "node": final["node"],
+        "gpu_ids": final.get("gpu_ids"),
         "started_at": parse_time(final["started_at"]), "finished_at": parse_time(final["finished_at"]),
         **{k: nan_to_none(v) for k, v in (final.get("results") or {}).items()},
     }

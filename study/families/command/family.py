@@ -77,10 +77,9 @@ TASK_KEYS = ("command", "metrics", "name", "grace", "log_bytes")
 #: the keys inside task keys (the generated study-file keys page lists them)
 TASK_SUBKEYS = {"metrics": METRIC_KEYS, "metrics.<metric>": SOURCE_KEYS, "metrics.test.at": WHEN}
 PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
-SPECIAL = ("seed", "trial_dir")
+SPECIAL, PYTHONS = ("seed", "trial_dir"), ("python", "python3")
 #: ``test_protocol``: whose selection a trial's test score is
 PROTOCOLS = {False: "best dev epoch", True: "program"}
-PYTHONS = ("python", "python3")
 
 
 class ProgramFailed(RuntimeError):
@@ -125,12 +124,13 @@ def _argv(space: "StudyView") -> list[str]:
     if not isinstance(command, list) or not command:
         raise UserError(where, f"expected a non-empty list of arguments, got {command!r}.",
                         "E.g. command: [python, train.py, --lr, '{lr}', --seed, '{seed}'].")
-    argv = []
     for i, arg in enumerate(command):
         if isinstance(arg, bool) or not isinstance(arg, (str, int, float)):
             raise UserError(f"{where}[{i}]", f"expected a string, got {arg!r}.", "Quote it.")
-        argv.append(str(arg))
-    return argv
+        if set("{}") & set(PLACEHOLDER.sub("", str(arg))):        # "{lr": would reach the program as written
+            raise UserError(f"{where}[{i}]", f"{arg!r} has a brace that opens or closes no placeholder.",
+                            "Write '{lr}' for a placeholder and {{ or }} for a literal brace.")
+    return [str(arg) for arg in command]
 
 
 def _metrics(space: "StudyView"):
