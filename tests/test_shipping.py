@@ -20,6 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from seedsweep import analysis
@@ -274,6 +275,49 @@ def test_a_study_submitted_as_a_ray_job_ships_nothing_twice(cluster, tmp_path):
     assert shipped["by"] == "ray job" and shipped["folder"] != str(folder)
     assert {"study.yaml", "train.py", "helper.py", "data/base.txt"} <= set(shipped["files"])
     assert json.loads(json.dumps(shipped))["excludes"] == []
+
+
+SLOW = TRAIN.replace("time.sleep(0.3)", "time.sleep(0.6)")
+
+
+def test_a_worker_node_killed_mid_study_costs_only_its_trials(cluster, tmp_path):
+    """Last of the cluster tests (it takes a worker node away): the node's raylet SIGKILLed while it trains;
+    the study stores every trial once, the interrupted ones on a later attempt on the other node."""
+    address, _, root, tags = cluster
+    folder = _function_folder(root / "fn", "killed")
+    (folder / "train.py").write_text(SLOW)
+    write_yaml(folder, FUNCTION_STUDY.replace(      # two CPUs a trial: 4 at once, so 2 waves of 5-second trials
+        "train: {max_epochs: 2, patience: 2}", "train: {max_epochs: 8, patience: 8, retries: 3}\nresources: {cpu: 2}"),
+        "study.yaml")
+    out = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    driver = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(folder / "study.yaml"), "--out", str(out),
+                               "--address", address, "--quiet"], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, nodes = time.monotonic() + 180, set()
+        while time.monotonic() < deadline and len(nodes) < 2:      # both nodes have stored a trial
+            time.sleep(0.5)
+            if RunDir(out).exists() and RunDir(out).stored_keys():
+                nodes = set(analysis.load(out)["node"])
+        assert len(nodes) == 2, f"trials ran on {len(nodes)} node(s) only"
+        time.sleep(1.2)                                             # inside the node's second-wave trials
+        from tests.conftest import tagged_processes
+
+        raylet = next(p for p in tagged_processes(tags[2]) if "raylet" in p.name())
+        raylet.kill()
+        killed_at = pd.Timestamp.now(tz="UTC")
+        _, stderr = driver.communicate(timeout=400)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode == 0, stderr[-3000:]
+    df = analysis.load(out)
+    assert len(df) == 8 and df["trial_key"].is_unique and (df["status"] == "ok").all()
+    retried = df[df["attempt"] >= 2]
+    assert len(retried) and df["node"].nunique() == 2, df[["trial_key", "node", "attempt"]]
+    assert retried["node"].nunique() == 1 and (retried["finished_at"] > killed_at).all()     # on the survivor
+    assert sorted(df["test_score"].round(6).unique()) == [0.79, 0.81]       # the shipped code, on the survivor too
 
 
 def test_a_folder_over_rays_package_limit_is_refused_before_anything(tmp_path):
