@@ -194,16 +194,17 @@ def test_a_command_study_runs_its_relative_script_on_the_workers(cluster, tmp_pa
     assert {"prog/train.py", "prog/helper.py", "data/base.txt"} <= set(RunDir(out).manifest()["shipped"]["files"])
 
 
-def test_without_shipping_the_worker_does_not_find_the_file(cluster, tmp_path, monkeypatch):
-    """The sabotage made a test: the same study with nothing shipped fails on the worker, file not found."""
-    import seedsweep.study.execution.runner as runner
-
+def test_without_shipping_the_worker_does_not_find_the_file(cluster, tmp_path):
+    """The sabotage made a test: the same study with nothing shipped (``plan_shipment`` replaced in a driver
+    process of its own) fails every trial on the worker, its function's file not found."""
     address, _, root, _ = cluster
     folder = _function_folder(root / "fn", "unshipped")
-    monkeypatch.setattr(runner, "plan_shipment", lambda *a, **k: None)
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-    runner.run(str(folder / "study.yaml"), str(tmp_path / "run"), address=address, samples=1,
-               stream=open(os.devnull, "w"))
+    driver = ("import sys; import seedsweep.study.execution.runner as r; r.plan_shipment = lambda *a, **k: None; "
+              "r.run(sys.argv[1], sys.argv[2], address=sys.argv[3], samples=1)")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    proc = subprocess.run([sys.executable, "-c", driver, str(folder / "study.yaml"), str(tmp_path / "run"), address],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
     df = analysis.load(tmp_path / "run")
     assert (df["status"] == "failed").all() and len(df) == 2
     assert df["error"].str.contains(f"no such file: {folder / 'train.py'}", regex=False).all(), df["error"].iloc[0]

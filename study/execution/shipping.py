@@ -76,10 +76,11 @@ class Shipment:
         return {str(Path(self.folder) / rel): sha for rel, sha in self.files.items() if rel.endswith(".py")}
 
     def on_worker(self, space):
-        """``space`` with its folder moved to the worker's copy, and the folder to run in (None: stay)."""
+        """``space`` with its folder moved to the worker's copy, and the folder to run in there."""
         here = Path(os.environ.get("TUNE_ORIG_WORKING_DIR") or os.getcwd())
         base = here / self.study_rel
-        return replace(space, base=str(base)), str(here / self.cwd_rel) if self.cwd_rel is not None else str(base)
+        cwd = here / self.cwd_rel if self.cwd_rel is not None else base
+        return replace(space, base=str(base)), str(cwd if cwd.is_dir() else base)    # (an excluded folder: not there)
 
 
 def job_runtime_env() -> dict[str, Any]:
