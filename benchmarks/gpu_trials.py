@@ -42,6 +42,8 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from benchmarks.populations_device import SPACE, write_vectors  # noqa: E402
+
 TRANSFORMER = """
 name: gpu-transformer
 family: transformer
@@ -53,24 +55,16 @@ fixed: {{model: all-minilm-l6-v2, batch_size: 16, max_length: 48, warmup: 0.1}}
 train: {{max_epochs: {epochs}, patience: null}}
 resources: {{cpu: {cpu}{gpu}}}
 """
-POPULATIONS = """
-name: gpu-populations
-family: sentence
-samples: 1
-seeds: {seeds}
-compare: {{architecture: [fc, cnn, lstm, attention]}}
-task: {{dataset: sst2, path: {data}/sst5, train_sentences: 2000, dev_sentences: 400, test_sentences: 600}}
-fixed: {{embeddings: {data}/sst_vectors.txt}}
-train: {{max_epochs: {epochs}, patience: null, vectorize_seeds: true}}
-resources: {{cpu: {cpu}{gpu}}}
-"""
+# the populations study of benchmarks/populations_device.py, vectorised, with this script's resources
+POPULATIONS = SPACE.replace("name: populations-device", "name: gpu-populations").replace(
+    "patience: null}}", "patience: null, vectorize_seeds: true}}").replace(
+    "resources: {{cpu: 1, gpu: {gpu}}}", "resources: {{cpu: {cpu}{gpu}}}")
 
 
 def prepare(out: Path, shared: Path, vectors: str) -> None:
     """The folder to carry: an SST-5 subset as TSV tables, the SST-5 trees, the SST vocabulary's vectors."""
     import shutil
 
-    from benchmarks.populations_device import write_vectors
     from seedsweep.study.families.sentencedata import SST5_LABELS, read_sst_trees
 
     out.mkdir(parents=True, exist_ok=True)
@@ -90,8 +84,10 @@ def run_side(kind: str, text: str, folder: Path, gpu: float | None, args) -> dic
 
     side = "gpu" if gpu else "cpu"
     path = folder / f"{kind}-{side}.yaml"
-    path.write_text(text.format(seeds=args.seeds, epochs=args.epochs, data=args.data.resolve(), cpu=args.cpu,
-                                gpu=f", gpu: {gpu}" if gpu else ""))
+    data = args.data.resolve()
+    path.write_text(text.format(seeds=args.seeds, epochs=args.epochs, data=data, cpu=args.cpu,
+                                gpu=f", gpu: {gpu}" if gpu else "", sst=data / "sst5", train=2000,
+                                vectors=data / "sst_vectors.txt"))
     t0 = time.perf_counter()
     summary = study.run(path, folder / f"{kind}-{side}")
     wall = time.perf_counter() - t0

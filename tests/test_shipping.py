@@ -99,7 +99,8 @@ def _command_folder(root: Path, name: str) -> Path:
 
 @pytest.fixture(scope="module")
 def cluster():
-    """(address, dashboard URL, the hidden root where study folders go, the nodes' tags)."""
+    """(address, dashboard URL, the hidden root where study folders go, the nodes' tags, a function that starts
+    worker node i again)."""
     if shutil.which("unshare") is None or os.geteuid() != 0:
         pytest.skip("needs unshare --mount as root (the CI machine has both)")
     tag = uuid.uuid4().hex
@@ -107,6 +108,7 @@ def cluster():
     for name in ("fn", "cmd", "gpu", "job", "job-copy", "resume"):
         (root / name).mkdir()
     temps = [tempfile.mkdtemp(prefix=f"ss{i}-", dir="/tmp") for i in range(3)]
+    gone: list[str] = []
     base = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "SEEDSWEEP_DATA")}
     port, dash = free_port(), free_port()
     envs = [{**base, "SEEDSWEEP_TEST_TAG": f"{tag}-{i}", "RAY_TMPDIR": temps[i], "RAY_AUTH_MODE": "disabled"}
@@ -120,7 +122,7 @@ def cluster():
                                "--dashboard-host=127.0.0.1", "--disable-usage-stats"],
                               env=envs[0], capture_output=True, text=True, timeout=180)
         assert head.returncode == 0, head.stderr
-        for i in (1, 2):
+        def start_worker(i: int) -> None:
             # the worker node sees an empty folder where the studies are: nothing of the user's is shared
             hidden = subprocess.run(
                 ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount -t tmpfs tmpfs "$0" && exec "$@"',
@@ -129,13 +131,28 @@ def cluster():
                  f"--temp-dir={temps[i]}", "--disable-usage-stats"],
                 env=envs[i], capture_output=True, text=True, timeout=180)
             assert hidden.returncode == 0, hidden.stderr
-        yield f"127.0.0.1:{port}", f"http://127.0.0.1:{dash}", root, [e["SEEDSWEEP_TEST_TAG"] for e in envs]
+
+        def restart_worker(i: int) -> None:
+            """Node i again after a test took it away (the tests may run in any order)."""
+            kill_tagged(envs[i]["SEEDSWEEP_TEST_TAG"], temps[i])
+            wait_gone(envs[i]["SEEDSWEEP_TEST_TAG"], timeout=30, ray_tmp=temps[i], orphans=True)
+            gone.append(temps[i])                       # the dead node's sockets stay there: a fresh folder
+            temps[i] = tempfile.mkdtemp(prefix=f"ss{i}-", dir="/tmp")
+            envs[i]["RAY_TMPDIR"] = temps[i]
+            start_worker(i)
+
+        for i in (1, 2):
+            start_worker(i)
+        yield (f"127.0.0.1:{port}", f"http://127.0.0.1:{dash}", root, [e["SEEDSWEEP_TEST_TAG"] for e in envs],
+               restart_worker)
     finally:
         for i in (2, 1, 0):
             kill_tagged(envs[i]["SEEDSWEEP_TEST_TAG"], temps[i])
         for i in range(3):
             wait_gone(envs[i]["SEEDSWEEP_TEST_TAG"], timeout=30, ray_tmp=temps[i], orphans=True)
             shutil.rmtree(temps[i], ignore_errors=True)
+        for folder in gone:
+            shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -158,7 +175,7 @@ def _ran_on_both_workers(folder: Path, out: Path, address: str, scores: list[flo
 
 def test_the_folder_is_hidden_from_the_worker_nodes(cluster):
     """The test bed itself: a worker node's raylet cannot see the studies' folder by its path."""
-    _, _, root, tags = cluster
+    _, _, root, tags, _ = cluster
     (root / "fn" / "probe.txt").write_text("here")
     from tests.conftest import tagged_processes
 
@@ -171,7 +188,7 @@ def test_the_folder_is_hidden_from_the_worker_nodes(cluster):
 
 
 def test_a_function_study_runs_on_workers_that_have_none_of_its_files(cluster, tmp_path):
-    address, _, root, _ = cluster
+    address, _, root, _, _ = cluster
     folder = _function_folder(root / "fn", "study")
     out = tmp_path / "run"
     df = _ran_on_both_workers(folder, out, address, [0.79, 0.81])           # the data file and the helper, read
@@ -187,7 +204,7 @@ def test_a_function_study_runs_on_workers_that_have_none_of_its_files(cluster, t
 
 
 def test_a_command_study_runs_its_relative_script_on_the_workers(cluster, tmp_path):
-    address, _, root, _ = cluster
+    address, _, root, _, _ = cluster
     folder = _command_folder(root / "cmd", "study")
     out = tmp_path / "run"
     _ran_on_both_workers(folder, out, address, [0.69, 0.71])
@@ -197,7 +214,7 @@ def test_a_command_study_runs_its_relative_script_on_the_workers(cluster, tmp_pa
 def test_without_shipping_the_worker_does_not_find_the_file(cluster, tmp_path):
     """The sabotage made a test: the same study with nothing shipped (``plan_shipment`` replaced in a driver
     process of its own) fails every trial on the worker, its function's file not found."""
-    address, _, root, _ = cluster
+    address, _, root, _, _ = cluster
     folder = _function_folder(root / "fn", "unshipped")
     driver = ("import sys; import seedsweep.study.execution.runner as r; r.plan_shipment = lambda *a, **k: None; "
               "r.run(sys.argv[1], sys.argv[2], address=sys.argv[3], samples=1)")
@@ -211,7 +228,7 @@ def test_without_shipping_the_worker_does_not_find_the_file(cluster, tmp_path):
 
 
 def test_gpu_trials_are_packed_two_per_fake_device_and_recorded(cluster, tmp_path):
-    address, _, root, _ = cluster
+    address, _, root, _, _ = cluster
     folder = _function_folder(root / "gpu", "study")
     write_yaml(folder, GPU_STUDY, "study.yaml")
     out = tmp_path / "run"
@@ -235,7 +252,7 @@ def test_gpu_trials_are_packed_two_per_fake_device_and_recorded(cluster, tmp_pat
 
 
 def test_more_gpu_than_any_node_has_is_refused_with_the_cluster_named(cluster, tmp_path):
-    address, _, root, _ = cluster
+    address, _, root, _, _ = cluster
     folder = _function_folder(root / "gpu", "four")
     write_yaml(folder, GPU_STUDY.replace("gpu: 0.5", "gpu: 4"), "study.yaml")
     proc = _run(folder / "study.yaml", tmp_path / "run", address)
@@ -246,7 +263,7 @@ def test_more_gpu_than_any_node_has_is_refused_with_the_cluster_named(cluster, t
 
 
 def test_a_study_submitted_as_a_ray_job_ships_nothing_twice(cluster, tmp_path):
-    address, dashboard, root, _ = cluster
+    address, dashboard, root, _, _ = cluster
     folder = _function_folder(root / "job", "study")
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
@@ -282,9 +299,9 @@ SLOW = TRAIN.replace("time.sleep(0.3)", "time.sleep(0.6)")
 
 
 def test_a_worker_node_killed_mid_study_costs_only_its_trials(cluster, tmp_path):
-    """Last of the cluster tests (it takes a worker node away): the node's raylet SIGKILLed while it trains;
-    the study stores every trial once, the interrupted ones on a later attempt on the other node."""
-    address, _, root, tags = cluster
+    """A worker node's raylet SIGKILLed while it trains (the node is started again afterwards); the study stores
+    every trial once, the interrupted ones on a later attempt on the other node."""
+    address, _, root, tags, restart_worker = cluster
     folder = _function_folder(root / "fn", "killed")
     (folder / "train.py").write_text(SLOW)
     write_yaml(folder, FUNCTION_STUDY.replace(      # two CPUs a trial: 4 at once, so 2 waves of 5-second trials
@@ -312,6 +329,7 @@ def test_a_worker_node_killed_mid_study_costs_only_its_trials(cluster, tmp_path)
     finally:
         if driver.poll() is None:
             driver.kill()
+        restart_worker(2)                 # the other tests of the module, in whatever order, find both nodes
     assert driver.returncode == 0, stderr[-3000:]
     df = analysis.load(out)
     assert len(df) == 8 and df["trial_key"].is_unique and (df["status"] == "ok").all()
