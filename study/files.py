@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 __all__ = ["TMP_PREFIX", "write_table", "write_bytes", "write_text", "write_json", "file_sha256", "stable_hash", "is_uri",
-           "note_read", "reads"]
+           "note_read", "reads", "folder_under"]
 
 #: Name prefix of a file still being written (readers skip it; ``prepare`` removes it).
 TMP_PREFIX = ".tmp-"
@@ -133,3 +133,11 @@ def reads() -> Iterator[set[str]]:
         yield collected
     finally:
         _COLLECTORS.remove(collected)
+
+
+def folder_under(base: str, path: str | None) -> Path:
+    """``path`` resolved against ``base`` (the study file's folder; the working folder when empty), absolute
+    as given; ``base`` itself when ``path`` is None (``task.working_dir``: usercode checks it, shipping uses it)."""
+    root = Path(base or os.getcwd())
+    given = Path(path or ".").expanduser()
+    return (given if given.is_absolute() else root / given).resolve()

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..files import file_sha256
+from ..files import file_sha256, folder_under
 
 __all__ = ["Shipment", "plan_shipment", "job_runtime_env", "NEVER_SHIPPED"]
 
@@ -98,12 +98,12 @@ def plan_shipment(space, out: Any, address: str | None, *, limit: int | None = N
     """What this run ships: None without ``--address`` or for the built-in families (installed on every node)."""
     if not address or space.family not in _FAMILIES:
         return None
-    study = _folder(space, None)        # task.working_dir and task.excludes were checked with the study file
+    study = folder_under(space.base, None)        # task.working_dir and task.excludes were checked with the study file
     job = job_runtime_env()
     if job.get("working_dir"):
         folder, by, excludes = Path(os.getcwd()).resolve(), "ray job", ()
     else:
-        folder, by = _folder(space, space.task.get("working_dir")), "seedsweep"
+        folder, by = folder_under(space.base, space.task.get("working_dir")), "seedsweep"
         excludes = list(NEVER_SHIPPED)
         out_path = Path(str(out)).expanduser()
         if "://" not in str(out) and _inside(out_path.resolve(), folder):
@@ -128,12 +128,6 @@ def plan_shipment(space, out: Any, address: str | None, *, limit: int | None = N
     return Shipment(folder=str(folder), study_rel=study.relative_to(folder).as_posix(),
                     cwd_rel=cwd.relative_to(folder).as_posix() if _inside(cwd, folder) else None,
                     excludes=tuple(excludes), by=by, files=files, size=size)
-
-
-def _folder(space, wd: str | None) -> Path:
-    base = Path(space.base or os.getcwd())
-    path = Path(wd or ".").expanduser()
-    return (path if path.is_absolute() else base / path).resolve()
 
 
 def _inside(path: Path, folder: Path) -> bool:

@@ -23,12 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 from ..errors import UserError
+from ..files import folder_under
 from ..schema import escape_key
 
 if TYPE_CHECKING:
     from .view import StudyView
 
-__all__ = ["study_folder", "check_shipping_keys", "shipped_folder", "SHIPPING_KEYS", "hyperparameter_names",
+__all__ = ["study_folder", "check_shipping_keys", "SHIPPING_KEYS", "hyperparameter_names",
            "check_task_keys", "trial_folder", "log_path", "as_argument", "captured_output", "LOG_BYTES"]
 
 #: The task keys that say what travels to a cluster's workers (:mod:`study.execution.shipping`).
@@ -76,20 +77,11 @@ def check_shipping_keys(space) -> None:
         if not isinstance(wd, str) or not wd.strip():
             raise UserError(f"{space.path}: task.working_dir", f"expected a folder, got {wd!r}.",
                             "Write e.g. working_dir: .. (relative to the study file's folder).")
-        folder = shipped_folder(space, wd)
+        folder = folder_under(space.base, wd)
         if not folder.is_dir():
             raise UserError(f"{space.path}: task.working_dir", f"no such folder: {folder}.",
                             "Give a folder that exists, relative to the study file's folder (or leave the key "
                             "out to ship the study file's folder).")
-
-
-def shipped_folder(space, wd: str | None) -> Path:
-    """The folder ``task.working_dir`` names (relative to the study file's folder; that folder when None)."""
-    base = Path(space.base or os.getcwd())
-    if wd is None:
-        return base.resolve()
-    path = Path(wd).expanduser()
-    return (path if path.is_absolute() else base / path).resolve()
 
 
 _EXAMPLES = {"function": "task: {function: train.py:fit} (a file beside the study file, or mypkg.train:fit).",
