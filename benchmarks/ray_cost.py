@@ -7,7 +7,10 @@ with ``--address`` joining one Ray started once beforehand with ``ray start
 --head`` (as the suite's ``worker_ray`` fixture does). CPU-seconds are the
 machine's busy time from ``/proc/stat`` (every process: the driver, Ray's
 daemons and workers) over each run; wall seconds beside. Nothing else should
-run meanwhile::
+run meanwhile. ``--idle S`` also measures what a started Ray costs while it
+does nothing (the suite keeps one per pytest worker for the whole session):
+the machine's busy time over ``S`` seconds with no Ray, then with the joined
+run's head up and idle::
 
     RAY_AUTH_MODE=disabled .venv/bin/python benchmarks/ray_cost.py --json benchmarks/results/ray_cost-2026-12-05.json
 """
@@ -56,6 +59,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--json", type=Path)
+    p.add_argument("--idle", type=float, default=60.0, help="seconds to watch an idle machine and an idle head")
     args = p.parse_args()
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssb-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_AUTH_MODE": "disabled"}
@@ -65,6 +69,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         space = Path(folder) / "cost.yaml"
         space.write_text(SPACE)
+        idle_machine = busy_seconds()
+        time.sleep(args.idle)
+        idle_machine = busy_seconds() - idle_machine
         for _ in range(args.reps):
             results["private"].append(one_run(space, Path(folder), ["--num-cpus", "2"], env))
         try:
@@ -76,6 +83,10 @@ def main() -> None:
             if started.returncode != 0:
                 raise SystemExit(started.stderr)
             head_cpu = busy_seconds() - head_cpu
+            time.sleep(10)                     # past the head's own start-up work
+            idle_ray = busy_seconds()
+            time.sleep(args.idle)
+            idle_ray = busy_seconds() - idle_ray
             for _ in range(args.reps):
                 results["joined"].append(one_run(space, Path(folder), ["--address", f"127.0.0.1:{port}"], env))
         finally:
@@ -86,6 +97,9 @@ def main() -> None:
                  "median_cpu_s": statistics.median(c for c, _ in runs),
                  "median_wall_s": statistics.median(w for _, w in runs)} for way, runs in results.items()}
     out["head_start_cpu_s"] = head_cpu
+    out["idle_seconds"] = args.idle
+    out["idle_machine_cpu_s"], out["idle_head_cpu_s"] = idle_machine, idle_ray
+    out["idle_head_cores"] = (idle_ray - idle_machine) / args.idle
     out["cpu_ratio_joined_to_private"] = out["joined"]["median_cpu_s"] / out["private"]["median_cpu_s"]
     out.update(reps=args.reps, cpus=os.cpu_count(), python=platform.python_version(),
                command="benchmarks/ray_cost.py " + " ".join(sys.argv[1:]))
@@ -93,6 +107,8 @@ def main() -> None:
         print(f"{way:8s} median {out[way]['median_cpu_s']:.1f} CPU-s, {out[way]['median_wall_s']:.1f} s wall")
     print(f"joined / private: {out['cpu_ratio_joined_to_private']:.2f} of the CPU-seconds "
           f"(the head's own start: {head_cpu:.1f} CPU-s, once per worker)")
+    print(f"an idle head: {out['idle_head_cores']:.3f} of a core ({idle_ray:.1f} CPU-s in {args.idle:.0f} s, "
+          f"{idle_machine:.1f} with no Ray)")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
 

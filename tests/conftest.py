@@ -35,16 +35,17 @@ def space_file(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def ray_local():
-    """One private local Ray for the in-process engine tests (its own temp dir,
-    shut down at the end). The runner reuses an initialised Ray."""
+def ray_local(worker_ray):
+    """The in-process engine tests' Ray: this process joins the pytest worker's
+    Ray (``worker_ray``) as a driver, so a worker keeps one idle Ray, not two
+    (an idle head costs about 0.03 of a core here; a joined run about 0.6 of a
+    private one's CPU-seconds: benchmarks/results/ray_cost-2026-12-06.json).
+    The runner reuses an initialised Ray."""
     import ray
 
-    temp = tempfile.mkdtemp(prefix="ssr-", dir="/tmp")  # short: Ray's socket paths have a length limit
-    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, _temp_dir=temp)
+    ray.init(address=worker_ray, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
-    shutil.rmtree(temp, ignore_errors=True)
 
 
 def free_port() -> int:

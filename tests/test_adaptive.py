@@ -56,7 +56,7 @@ def decisions_section(out) -> str:
     return text.split("\n\n**", 2)[0] + "\n" + text.split("\n\n**", 2)[1].split("\n\n")[0]
 
 
-def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the_same_decisions(tmp_path):
+def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the_same_decisions(tmp_path, worker_ray):
     """CRF wins every configuration: at 95 % the betting sequence decides after
     10 configurations, so the study stops at the look after the third wave
     (12 configurations); a driver SIGKILLed during that wave resumes to the
@@ -67,7 +67,8 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     try:
-        r = seedsweep("run", str(space), "--out", str(whole), "--num-cpus", "2", env=env)
+        # the whole run joins the worker's Ray; the killed driver and its resume each start their own
+        r = seedsweep("run", str(space), "--out", str(whole), "--address", worker_ray, env=env)
         assert r.returncode == 0, r.stderr
         assert "wave at 4 configurations: 0 of 1 decided" in r.stderr
         assert "wave at 8 configurations: 0 of 1 decided" in r.stderr

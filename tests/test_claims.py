@@ -331,14 +331,14 @@ def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path, wo
     constant rate) beside AdamW, every epoch run; three test scores per run."""
     out = tmp_path / "sst5"
     env = {**os.environ, "SEEDSWEEP_DATA": str(DATA)}
-    # the shipped study on smaller inputs (same model, splits and epochs; two seeds, fewer and shorter
-    # sentences, still enough that no run collapses to the majority class): its full-size run is
-    # benchmarks/results/sst5_protocol-2026-12-01.md
+    # the shipped study on smaller inputs (same model, splits and epochs; one seed of each optimizer, fewer
+    # and shorter sentences, still enough that no run collapses to the majority class): its full-size run
+    # is benchmarks/results/sst5_protocol-2026-12-01.md
     shipped = (REPO / "search_spaces" / "sst5_protocol_cpu.yaml").read_text()
     small = shipped.replace("train_sentences: 400, dev_sentences: 300, test_sentences: 500",
                             "train_sentences: 160, dev_sentences: 64, test_sentences: 96").replace(
-                            "max_length: 48", "max_length: 32").replace("seeds: 3", "seeds: 2")
-    assert "train_sentences: 160" in small and "max_length: 32" in small and "seeds: 2" in small
+                            "max_length: 48", "max_length: 32").replace("seeds: 3", "seeds: 1")
+    assert "train_sentences: 160" in small and "max_length: 32" in small and "seeds: 1" in small
     space = tmp_path / "sst5_protocol_small.yaml"
     space.write_text(small)
     r = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out),
@@ -351,11 +351,11 @@ def test_the_sst5_protocol_replay_runs_with_its_claims_sealed_first(tmp_path, wo
     assert "declared deviations" in text and "material" in text
     assert "test score by epoch selection: optimizer" in text
     df = analysis.load(out)
-    assert len(df) == 4 and (df.epochs_run == 3).all()                 # patience null: every epoch ran
+    assert len(df) == 2 and (df.epochs_run == 3).all()                 # patience null: every epoch ran
     assert (df.status == "ok").all(), df[["trial_key", "status", "reason"]]      # none collapsed
     assert (df.test_score_max >= df.test_score).all() and df.test_score_last.notna().all()
     epochs = analysis.load_epochs(out)
-    assert epochs.test_loss.notna().all() and len(epochs) == 12
+    assert epochs.test_loss.notna().all() and len(epochs) == 6
     specs, results = comparisons_of(out)
     for c in read_claims(REPO / "claims" / "sst5_protocol.yaml").claims:
         v = judge(c, df, results=results, specs=specs).verdict

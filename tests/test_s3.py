@@ -111,7 +111,7 @@ train: {max_epochs: 3}
 
 
 def test_a_study_on_a_flaky_object_store_writes_resumes_compacts_and_reads_with_nothing_lost(
-        s3_server, tmp_path, space_file, monkeypatch):
+        s3_server, tmp_path, space_file, monkeypatch, worker_ray):
     """A study whose run directory is an ``s3://`` URI. Every request to the
     store goes through ``tests/flakyproxy.py``, which fails 10 % of them (500
     before the store sees the request, 503 SlowDown, 500 after the store did
@@ -139,7 +139,9 @@ def test_a_study_on_a_flaky_object_store_writes_resumes_compacts_and_reads_with_
 
     with FlakyProxy(s3_server, fail=0.10, slow=0.01, seed=7) as proxy:
         uri = f"s3://flaky/run?endpoint_override=127.0.0.1:{proxy.port}&scheme=http"
-        cmd = [sys.executable, "-m", "seedsweep", "run", str(space_file(FLAKY_STUDY)), "--out", uri]
+        # the driver writes the store, so both runs join the worker's Ray (its workers only train)
+        cmd = [sys.executable, "-m", "seedsweep", "run", str(space_file(FLAKY_STUDY)), "--out", uri,
+               "--address", worker_ray]
         try:
             first = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                      text=True)
@@ -182,7 +184,8 @@ def test_a_study_on_a_flaky_object_store_writes_resumes_compacts_and_reads_with_
     print(f"flaky store: {counts}; {len(df)} of 16 trials stored, 0 lost, 0 duplicated")
 
 
-def test_a_tuned_study_writes_to_an_object_store_and_asks_what_a_local_run_asks(s3_server, tmp_path, monkeypatch):
+def test_a_tuned_study_writes_to_an_object_store_and_asks_what_a_local_run_asks(s3_server, tmp_path, monkeypatch,
+                                                                                  worker_ray):
     """A tuned study whose run directory is an ``s3://`` URI: its Optuna
     journals live in a local cache folder, rebuilt from the stored rows when
     lost; every trial key is stored once, and the asks (the parameters of
@@ -205,8 +208,8 @@ def test_a_tuned_study_writes_to_an_object_store_and_asks_what_a_local_run_asks(
     env.pop("RAY_ADDRESS", None)
 
     def run(out) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", out, "--num-cpus",
-                               "2", "--quiet"], env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
+        return subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", out, "--address",
+                               worker_ray, "--quiet"], env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
 
     try:
         r = run(uri)

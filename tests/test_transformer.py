@@ -282,13 +282,15 @@ def test_a_study_on_ray_stores_confusion_matrices_and_collapsed_runs(tmp_path, r
 
 
 @pytest.mark.slow
-def test_relative_paths_in_the_study_file_mean_the_folder_the_study_was_started_from(tmp_path):
+def test_relative_paths_in_the_study_file_mean_the_folder_the_study_was_started_from(tmp_path, worker_ray):
     folder = tmp_path / "data"
     folder.mkdir()
     text = toy_yaml(folder, epochs=1).replace(str(folder), "data")        # task.train: data/train.tsv, ...
     (tmp_path / "toy.yaml").write_text(text.replace("seeds: 2", "seeds: 1"))
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "run", "toy.yaml", "--out", "run", "--num-cpus", "1",
-                        "--quiet"], cwd=tmp_path, capture_output=True, text=True,
+    # joined to the worker's Ray, whose workers run in another folder than this driver: only the driver
+    # knows what data/ means here
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "run", "toy.yaml", "--out", "run", "--address",
+                        worker_ray, "--quiet"], cwd=tmp_path, capture_output=True, text=True,
                        env={**os.environ, "RAY_AUTH_MODE": "disabled"}, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     df = analysis.load(tmp_path / "run")
