@@ -30,15 +30,17 @@ browser:
 	  || { echo "could not install Debian's chromium (apt-get install chromium): the browser tests need it"; exit 1; }; }
 
 # Runs the whole test suite (the slow end-to-end tests with real Ray included)
-# in WORKERS parallel pytest-xdist workers, each with its own private Rays: 2, one per
-# core (3 took 30:03 and 3,514 CPU-s, 2 took 21:39 and 2,446: benchmarks/results/suite-durations-2026-12-05-n2.txt;
-# 800 tests at 2: 21:05 and 2,403, benchmarks/results/suite-durations-2026-12-05-third.txt).
+# in WORKERS parallel pytest-xdist workers, each with one Ray that its tests join (tests of Ray's
+# start, stop or a driver's death start their own): 2, one per core (3 took 30:03 and 3,514 CPU-s,
+# 2 took 21:39 and 2,446: benchmarks/results/suite-durations-2026-12-05-n2.txt; 842 tests at 2:
+# 19:58 and 2,213, benchmarks/results/suite-durations-2026-12-06-joined.txt).
 WORKERS ?= 2
 test: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS) --durations=30
 
 # The inner loop: the tests that are not slow (marked slow, or recorded at 3 s or more in
-# tests/durations.txt: conftest.py), about 3 minutes here. make test stays the whole suite.
+# tests/durations.txt: conftest.py): 708 tests, 1:54 and 221 CPU-s here
+# (benchmarks/results/test-fast-2026-12-06.txt). make test stays the whole suite.
 test-fast: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -q -n $(WORKERS) -m "not slow" --durations=10
 
