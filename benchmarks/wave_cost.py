@@ -1,0 +1,117 @@
+"""What an adaptive study's waves cost against one run of the same trials
+(issue 51: the suite's adaptive, spending, extend and tuned tests run many
+short waves).
+
+The same 32 configurations x 2 options of zero-work synthetic trials, run on
+one Ray started once with ``ray start --head`` (as the suite's ``worker_ray``):
+once as a plain study (``samples: 32``, one ``Tuner.fit``) and once as an
+adaptive study that cannot decide (no effect; ``until: {budget: {samples: 32},
+wave: 4}``: a first wave of 4 and seven more, each its own ``Tuner.fit`` and
+its own trial actors). CPU-seconds are the machine's busy time from
+``/proc/stat`` over each run (the driver, Ray's daemons and workers); nothing
+else should run meanwhile::
+
+    RAY_AUTH_MODE=disabled .venv/bin/python benchmarks/wave_cost.py --json benchmarks/results/wave_cost-2026-12-06.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(HERE))
+
+from benchmarks.ray_cost import busy_seconds, one_run  # noqa: E402
+from tests.conftest import free_port, kill_tagged, wait_gone  # noqa: E402
+
+BASE = """
+name: waves
+family: synthetic
+samples: {samples}
+seeds: 1
+compare: {{classifier: [softmax, crf]}}
+space: {{units: {{choice: [25, 50, 100]}}, lr: {{loguniform: [1.0e-3, 1.0e-1]}}}}
+task: {{noise: 0.01, epoch_noise: 0.0}}
+fixed: {{epoch_seconds: 0.0}}
+train: {{max_epochs: 1, patience: 1}}
+"""
+ONE = BASE.format(samples=32)
+WAVES = BASE.format(samples=4) + "until: {budget: {samples: 32}, wave: 4}\n"
+
+
+def main() -> None:
+    """Both ways on one head, ``--reps`` runs each; medians printed and optionally written."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--json", type=Path)
+    args = p.parse_args()
+    tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssw-", dir="/tmp")
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_AUTH_MODE": "disabled"}
+    env.pop("RAY_ADDRESS", None)
+    port = free_port()
+    results: dict[str, list[tuple[float, float]]] = {"one run": [], "8 waves": []}
+    waves_seen: list[int] = []
+    with tempfile.TemporaryDirectory() as folder:
+        one, waves = Path(folder) / "one.yaml", Path(folder) / "waves.yaml"
+        one.write_text(ONE)
+        waves.write_text(WAVES)
+        try:
+            started = subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}",
+                                      "--num-cpus=2", f"--temp-dir={ray_tmp}", "--include-dashboard=false",
+                                      "--disable-usage-stats"], env={**env, "RAY_TMPDIR": ray_tmp},
+                                     capture_output=True, text=True, timeout=180)
+            if started.returncode != 0:
+                raise SystemExit(started.stderr)
+            address = ["--address", f"127.0.0.1:{port}"]
+            for _ in range(args.reps):
+                results["one run"].append(one_run(one, Path(folder), address, env))
+                cpu, wall, n = waves_run(waves, Path(folder) / uuid.uuid4().hex, address, env)
+                results["8 waves"].append((cpu, wall))
+                waves_seen.append(n)
+        finally:
+            kill_tagged(tag, ray_tmp)
+            wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
+            shutil.rmtree(ray_tmp, ignore_errors=True)
+    out = {way: {"cpu_s": [c for c, _ in runs], "wall_s": [w for _, w in runs],
+                 "median_cpu_s": statistics.median(c for c, _ in runs),
+                 "median_wall_s": statistics.median(w for _, w in runs)} for way, runs in results.items()}
+    out["waves_per_run"] = waves_seen
+    extra = waves_seen[0] - 1
+    out["cpu_s_per_extra_wave"] = (out["8 waves"]["median_cpu_s"] - out["one run"]["median_cpu_s"]) / extra
+    out["wall_s_per_extra_wave"] = (out["8 waves"]["median_wall_s"] - out["one run"]["median_wall_s"]) / extra
+    out.update(reps=args.reps, trials=64, cpus=os.cpu_count(), python=platform.python_version(),
+               command="benchmarks/wave_cost.py " + " ".join(sys.argv[1:]))
+    for way in results:
+        print(f"{way:8s} median {out[way]['median_cpu_s']:.1f} CPU-s, {out[way]['median_wall_s']:.1f} s wall")
+    print(f"each wave after the first: {out['cpu_s_per_extra_wave']:.2f} CPU-s, {out['wall_s_per_extra_wave']:.2f} s")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2) + "\n")
+
+
+def waves_run(space: Path, out: Path, address: list[str], env: dict) -> tuple[float, float, int]:
+    """CPU-seconds, wall seconds and the number of waves of one adaptive run into ``out``."""
+    cpu, wall = busy_seconds(), time.monotonic()
+    r = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out), *address],
+                       env=env, cwd=HERE, capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        raise SystemExit(r.stderr)
+    cpu, wall = busy_seconds() - cpu, time.monotonic() - wall
+    waves = r.stderr.count("[seedsweep] waves: ")
+    if waves != 8:
+        raise SystemExit(f"expected 8 waves (the budget), saw {waves}:\n" + r.stderr[-2000:])
+    return cpu, wall, waves
+
+
+if __name__ == "__main__":
+    main()
