@@ -189,3 +189,31 @@ def test_hand_overs_past_the_queue_are_dropped_without_waiting_and_the_closing_c
     epochs = [e for e in rd.read_epochs().to_pylist() if e["trial_key"] == row["trial_key"]]
     history = client.get_metric_history(run.info.run_id, "dev_score")
     assert [(m.step, m.value) for m in history] == [(e["epoch"], pytest.approx(e["dev_score"])) for e in epochs]
+
+
+UNTRACKED = """
+import sys
+from seedsweep import study
+sys.modules.pop("mlflow", None)
+assert "mlflow" not in sys.modules
+summary = study.run(sys.argv[1], sys.argv[2], address=sys.argv[3])
+assert summary.counts == {"ok": 4}, summary.counts
+print("imported during the run:", "mlflow" in sys.modules)
+import mlflow
+from ray.air.integrations import mlflow as integration
+print("afterwards:", mlflow.__version__ == integration.mlflow.__version__)
+"""
+
+
+def test_a_study_that_does_not_log_to_mlflow_never_imports_it_and_leaves_it_importable(tmp_path, worker_ray):
+    """Ray Tune's usage tagging would import the whole ``mlflow`` package in every
+    driver (to count callbacks); a study without ``tracking:`` runs without it
+    (study.execution.session.without_mlflow_import), and afterwards ``import
+    mlflow`` and Ray's own MLflow integration get the real package."""
+    (tmp_path / "s.yaml").write_text(STUDY.replace("samples: 10", "samples: 1").replace("epoch_seconds: 0.1",
+                                                                                           "epoch_seconds: 0.0"))
+    r = subprocess.run([sys.executable, "-c", UNTRACKED, str(tmp_path / "s.yaml"), str(tmp_path / "run"), worker_ray],
+                       cwd=REPO, capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "imported during the run: False" in r.stdout and "afterwards: True" in r.stdout, r.stdout

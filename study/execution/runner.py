@@ -37,7 +37,7 @@ from ..store.studies import load_study
 from ..store.shards import fold_parts
 from .mlflowsink import MlflowSink, tracking_of
 from .resume import check_code, check_compatible, plan_resume
-from .session import accelerators, bound_trainable, check_fits, preflight, ray_session
+from .session import accelerators, bound_trainable, check_fits, preflight, ray_session, without_mlflow_import
 from .shipping import plan_shipment
 from .trial import group_trainable, trainable
 
@@ -240,7 +240,8 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
                         stop=StopWhenFull(callback),
                         failure_config=tune.FailureConfig(max_failures=space.train.retries)),
                 )
-                tuner.fit()
+                with without_mlflow_import(sink is not None):
+                    tuner.fit()
                 if callback.full is not None or callback.unfinished(batch, name):   # stopped: no next batch
                     break
         except KeyboardInterrupt:
