@@ -43,15 +43,38 @@ def busy_seconds() -> float:
     return (sum(fields) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
-def one_run(space: Path, folder: Path, extra: list[str], env: dict) -> tuple[float, float]:
-    """CPU-seconds and wall seconds of one `seedsweep run` into a fresh folder."""
-    out = folder / uuid.uuid4().hex
+def timed_run(args: list[str], env: dict) -> tuple[float, float, str]:
+    """CPU-seconds, wall seconds and standard error of one ``seedsweep ARGS`` (exits on a failure)."""
     cpu, wall = busy_seconds(), time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out), "--quiet", *extra],
-                       env=env, cwd=HERE, capture_output=True, text=True, timeout=600)
+    r = subprocess.run([sys.executable, "-m", "seedsweep", *args], env=env, cwd=HERE, capture_output=True, text=True,
+                       timeout=600)
     if r.returncode != 0:
         raise SystemExit(r.stderr)
-    return busy_seconds() - cpu, time.monotonic() - wall
+    return busy_seconds() - cpu, time.monotonic() - wall, r.stderr
+
+
+def one_run(space: Path, folder: Path, extra: list[str], env: dict) -> tuple[float, float]:
+    """CPU-seconds and wall seconds of one `seedsweep run` into a fresh folder."""
+    cpu, wall, _ = timed_run(["run", str(space), "--out", str(folder / uuid.uuid4().hex), "--quiet", *extra], env)
+    return cpu, wall
+
+
+def start_head(port: int, ray_tmp: str, env: dict) -> None:
+    """``ray start --head`` on ``port`` with 2 CPUs and its own temp folder (as the suite's ``worker_ray``);
+    stop it with ``kill_tagged`` (``env`` carries the tag)."""
+    started = subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}",
+                              "--num-cpus=2", f"--temp-dir={ray_tmp}", "--include-dashboard=false",
+                              "--disable-usage-stats"], env={**env, "RAY_TMPDIR": ray_tmp},
+                             capture_output=True, text=True, timeout=180)
+    if started.returncode != 0:
+        raise SystemExit(started.stderr)
+
+
+def medians(results: dict[str, list[tuple[float, float]]]) -> dict[str, dict]:
+    """Each way's CPU and wall seconds, and their medians."""
+    return {way: {"cpu_s": [c for c, _ in runs], "wall_s": [w for _, w in runs],
+                  "median_cpu_s": statistics.median(c for c, _ in runs),
+                  "median_wall_s": statistics.median(w for _, w in runs)} for way, runs in results.items()}
 
 
 def main() -> None:
@@ -76,12 +99,7 @@ def main() -> None:
             results["private"].append(one_run(space, Path(folder), ["--num-cpus", "2"], env))
         try:
             head_cpu = busy_seconds()
-            started = subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}",
-                                      "--num-cpus=2", f"--temp-dir={ray_tmp}", "--include-dashboard=false",
-                                      "--disable-usage-stats"], env={**env, "RAY_TMPDIR": ray_tmp},
-                                     capture_output=True, text=True, timeout=180)
-            if started.returncode != 0:
-                raise SystemExit(started.stderr)
+            start_head(port, ray_tmp, env)
             head_cpu = busy_seconds() - head_cpu
             time.sleep(10)                     # past the head's own start-up work
             idle_ray = busy_seconds()
@@ -93,9 +111,7 @@ def main() -> None:
             kill_tagged(tag, ray_tmp)
             wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
             shutil.rmtree(ray_tmp, ignore_errors=True)
-    out = {way: {"cpu_s": [c for c, _ in runs], "wall_s": [w for _, w in runs],
-                 "median_cpu_s": statistics.median(c for c, _ in runs),
-                 "median_wall_s": statistics.median(w for _, w in runs)} for way, runs in results.items()}
+    out = medians(results)
     out["head_start_cpu_s"] = head_cpu
     out["idle_seconds"] = args.idle
     out["idle_machine_cpu_s"], out["idle_head_cpu_s"] = idle_machine, idle_ray

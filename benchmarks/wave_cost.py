@@ -21,18 +21,15 @@ import json
 import os
 import platform
 import shutil
-import statistics
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from benchmarks.ray_cost import busy_seconds, one_run  # noqa: E402
+from benchmarks.ray_cost import medians, one_run, start_head, timed_run  # noqa: E402
 from tests.conftest import free_port, kill_tagged, wait_gone  # noqa: E402
 
 BASE = """
@@ -67,12 +64,7 @@ def main() -> None:
         one.write_text(ONE)
         waves.write_text(WAVES)
         try:
-            started = subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}",
-                                      "--num-cpus=2", f"--temp-dir={ray_tmp}", "--include-dashboard=false",
-                                      "--disable-usage-stats"], env={**env, "RAY_TMPDIR": ray_tmp},
-                                     capture_output=True, text=True, timeout=180)
-            if started.returncode != 0:
-                raise SystemExit(started.stderr)
+            start_head(port, ray_tmp, env)
             address = ["--address", f"127.0.0.1:{port}"]
             for _ in range(args.reps):
                 results["one run"].append(one_run(one, Path(folder), address, env))
@@ -83,9 +75,7 @@ def main() -> None:
             kill_tagged(tag, ray_tmp)
             wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
             shutil.rmtree(ray_tmp, ignore_errors=True)
-    out = {way: {"cpu_s": [c for c, _ in runs], "wall_s": [w for _, w in runs],
-                 "median_cpu_s": statistics.median(c for c, _ in runs),
-                 "median_wall_s": statistics.median(w for _, w in runs)} for way, runs in results.items()}
+    out = medians(results)
     out["waves_per_run"] = waves_seen
     extra = waves_seen[0] - 1
     out["cpu_s_per_extra_wave"] = (out["8 waves"]["median_cpu_s"] - out["one run"]["median_cpu_s"]) / extra
@@ -101,15 +91,10 @@ def main() -> None:
 
 def waves_run(space: Path, out: Path, address: list[str], env: dict) -> tuple[float, float, int]:
     """CPU-seconds, wall seconds and the number of waves of one adaptive run into ``out``."""
-    cpu, wall = busy_seconds(), time.monotonic()
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out), *address],
-                       env=env, cwd=HERE, capture_output=True, text=True, timeout=600)
-    if r.returncode != 0:
-        raise SystemExit(r.stderr)
-    cpu, wall = busy_seconds() - cpu, time.monotonic() - wall
-    waves = r.stderr.count("[seedsweep] waves: ")
+    cpu, wall, err = timed_run(["run", str(space), "--out", str(out), *address], env)
+    waves = err.count("[seedsweep] waves: ")
     if waves != 8:
-        raise SystemExit(f"expected 8 waves (the budget), saw {waves}:\n" + r.stderr[-2000:])
+        raise SystemExit(f"expected 8 waves (the budget), saw {waves}:\n" + err[-2000:])
     return cpu, wall, waves
 
 

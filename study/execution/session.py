@@ -44,8 +44,10 @@ _TUNE_ENV = {"RAY_AIR_NEW_OUTPUT": "0", "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1
 def without_mlflow_import(tracked: bool) -> Iterator[None]:
     """Around a ``Tuner.fit`` of a study that does not log to MLflow: Ray
     Tune's usage tagging imports its MLflow integration whenever callbacks
-    are passed, and with it the whole ``mlflow`` package (about 0.6 s and
-    1.3 CPU-s per driver here), to count callbacks seedsweep never passes.
+    are passed, and with it the whole ``mlflow`` package, to count callbacks
+    seedsweep never passes (skipping it took a small joined run from 4.8 to
+    4.3 CPU-s and 3.4 to 2.9 s here:
+    benchmarks/results/ray_cost-2026-12-06-{before,after}-mlflow-skip.json).
     While the fit runs ``import mlflow`` fails (``sys.modules`` holds None,
     which Ray's integration treats as MLflow not installed); afterwards both
     are forgotten, so a later import in this process gets the real package.
