@@ -29,7 +29,7 @@ from seedsweep.study.spec.spacefile import parse_space
 from seedsweep.study.store.rundir import RunDir
 from tests.conftest import REPO, kill_tagged, wait_gone
 from tests.test_claims import RG_CSV
-from tests.test_kill import sigkill_when_stored, stored
+from tests.test_kill import sigint_when_stored, sigkill_when_stored, stored
 from tests.rundirs import write_synthetic_run
 
 STUDY = """
@@ -131,6 +131,28 @@ def test_the_python_api_runs_an_adaptive_study_as_the_command_does_and_stops_whe
         study.run(space, tmp_path / "refused")
     assert err.value.where == f"{space}: until" and "seedsweep.run(" in err.value.fix
     assert not (tmp_path / "refused").exists()
+
+
+def test_ctrl_c_in_a_wave_stores_no_half_trained_trial_and_the_same_command_resumes(tmp_path, worker_ray):
+    """The waves share one Tune fit on a thread of the driver (study.execution.fitsession);
+    Ctrl-C during the second wave stops its trials, stores none that did not finish, exits
+    non-zero saying how to resume, and the same command resumes to the same stop."""
+    space = tmp_path / "adaptive.yaml"
+    space.write_text(STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.3"))
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out), "--address", worker_ray]
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    code, log = sigint_when_stored(cmd, out, 10, env)
+    assert code != 0, "an interrupted study must not exit 0"
+    assert "wave at 4 configurations: 0 of 1 decided" in log and "run the same command again to resume" in log, log
+    table = RunDir(out).read_trials()
+    before = table.num_rows
+    assert set(table["status"].to_pylist()) == {"ok"} and 8 < before < 16, (before, log)
+    again = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray, env=env)
+    assert again.returncode == 0, again.stderr
+    assert "stopped after 12 configurations: every comparison decided (1)" in again.stderr
+    assert f"24 trials in the study; ran {24 - before}, skipped {before} already stored" in again.stderr
+    assert RunDir(out).read_trials().to_pandas().trial_key.nunique() == 24
 
 
 @pytest.mark.parametrize("until, key", [

@@ -71,6 +71,18 @@ def sigkill_when_stored(cmd: list[str], out: Path, count: int, env: dict, why: s
     return stored(out)
 
 
+def sigint_when_stored(cmd: list[str], out: Path, count: int, env: dict) -> tuple[int, str]:
+    """Start ``cmd`` (a driver writing ``out``), send it SIGINT (Ctrl-C) once ``count``
+    trials are stored; returns its exit code and its output."""
+    proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while stored(out) < count and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    log = proc.communicate(timeout=120)[0].decode()
+    return proc.returncode, log
+
+
 def test_sigkill_at_any_moment_then_resume(tmp_path, space_file):
     tag = uuid.uuid4().hex
     ray_tmp = tempfile.mkdtemp(prefix="ssk-", dir="/tmp")  # short: Ray socket paths are length-limited
@@ -170,13 +182,8 @@ def test_ctrl_c_stores_no_half_trained_trial_and_resume_completes(tmp_path, spac
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "seedsweep", "run", str(path), "--out", str(out), "--num-cpus", "2", "--quiet"]
     try:
-        proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while stored(out) < 2 and time.monotonic() < deadline and proc.poll() is None:
-            time.sleep(0.05)
-        proc.send_signal(signal.SIGINT)
-        log = proc.communicate(timeout=120)[0].decode()
-        assert proc.returncode != 0, "an interrupted study must not exit 0"
+        code, log = sigint_when_stored(cmd, out, 2, env)
+        assert code != 0, "an interrupted study must not exit 0"
         assert "run the same command again to resume" in log, log
         table = RunDir(out).read_trials()
         assert set(table["status"].to_pylist()) == {"ok"}, "a stopped trial is not a result"

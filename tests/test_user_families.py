@@ -35,9 +35,11 @@ DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "da
 
 # CRF better by 0.03 on every configuration, a smooth bowl in lr (the optimum at 0.01) and small seed noise
 BOWL = '''
-import math, random
+import math, os, pathlib, random
 
 def fit(trial):
+    with open(pathlib.Path(__file__).with_name("pids"), "a") as f:
+        f.write(f"{os.getpid()}\\n")        # the trial actor's process (a study's waves share one fit)
     p = trial.params
     q = 0.8 + (0.03 if p["classifier"] == "crf" else 0.0) - 0.02 * math.log10(p["lr"] / 0.01) ** 2
     q += random.Random(trial.key).gauss(0.0, 0.004)     # noise of its own for every trial
@@ -120,6 +122,13 @@ def test_report_dashboard_and_ledger_on_a_function_study(tmp_path, bowl, ray_loc
     assert seedsweep("claims", "verify", str(out)).returncode == 0
 
 
+def shared_actor(pids: list[str], per_wave: int) -> bool:
+    """Whether every wave (``per_wave`` trials, in the order they started) ran a trial in a process of the wave before."""
+    waves = [set(pids[i:i + per_wave]) for i in range(0, len(pids), per_wave)]
+    assert len(waves) > 1 and len(pids) % per_wave == 0, pids
+    return all(a & b for a, b in zip(waves, waves[1:]))
+
+
 @pytest.mark.slow
 def test_an_adaptive_and_a_tuned_study_of_a_function_defined_in_python(tmp_path, bowl, ray_local, monkeypatch,
                                                                         worker_ray):
@@ -134,6 +143,10 @@ def test_an_adaptive_and_a_tuned_study_of_a_function_defined_in_python(tmp_path,
     assert f"function: '{bowl / 'bowl.py'}:fit'" in adaptive.text
     waves = adaptive.run(tmp_path / "until")
     assert waves.stopped == "every comparison decided (1)" and waves.samples < 40, waves
+    # the waves are one Tune fit: a trial actor of each wave runs the next wave's first trial, where a fit
+    # of each wave ends its actors with it (a trial writes its process's id as it starts; 8 trials a wave)
+    assert len(waves.waves) == 3 and shared_actor((bowl / "pids").read_text().split(), 8)
+    (bowl / "pids").unlink()
     decided = analysis.report(tmp_path / "until", n_bootstrap=50)
     assert "| classifier | softmax | crf | function | 12 |" in decided and "| B better | 10 |" in decided, decided[:800]
 
@@ -142,6 +155,7 @@ def test_an_adaptive_and_a_tuned_study_of_a_function_defined_in_python(tmp_path,
                        tune={"sampler": "tpe", "budget": 6, "replicates": 2, "wave": 3})
     summary = tuned.run(tmp_path / "tune")
     assert summary.counts == {"ok": 24}
+    assert shared_actor((bowl / "pids").read_text().split(), 12)         # 4 searches x 3 asks a wave
     rows = RunDir(tmp_path / "tune").read_trials().to_pandas()
     assert rows.search.nunique() == 4 and rows.groupby("search").size().tolist() == [6] * 4
     assert rows.lr.nunique() > 4 and "tuned" in analysis.report(tmp_path / "tune", n_bootstrap=50)

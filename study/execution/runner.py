@@ -210,6 +210,7 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
 
     from .callback import StopWhenFull, StoreAndProgress      # subclass Ray Tune classes (Ray at import)
     from .feed import Feed, batch_size, batches, parallel_slots, pending_cap     # a Ray Tune Searcher (Ray at import)
+    from .fitsession import active as fit_session_active        # Ray Tune classes (Ray at import)
 
     vectorized = space.train.vectorize_seeds
     resources = space.resources.of_trial(vectorized)
@@ -227,19 +228,28 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         slots = parallel_slots(resources)
         trainable_ = tune.with_resources(bound_trainable(space, fn, rd.cache_dir, rd.work_dir, shipment), resources)
         interrupted = False
+
+        def make_tuner(search_alg, callbacks, stopper, n, samples=-1, storage=storage):
+            return tune.Tuner(
+                trainable_,
+                tune_config=tune.TuneConfig(
+                    search_alg=search_alg, num_samples=samples, max_concurrent_trials=pending_cap(slots),
+                    reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
+                run_config=tune.RunConfig(
+                    name=f"seedsweep-{n}", storage_path=storage, verbose=0, callbacks=callbacks, stop=stopper,
+                    failure_config=tune.FailureConfig(max_failures=space.train.retries)))
+
+        session = fit_session_active()
         try:
-            for n, chunk in enumerate(batches(units, batch_size(slots))):
+            if session is not None:     # a wave of an adaptive or tuned study: the study's one fit runs it
+                batch = [json.dumps([t.to_json() for t in u]) if vectorized else u.to_json() for u in units]
+                signature = (space.path, replace(space, samples=0), fn, rd.cache_dir, rd.work_dir, shipment is None,
+                             tuple(sorted(resources.items())), sink is not None)
+                session.run_wave(signature, lambda q, relay, stop, n: make_tuner(
+                    q, [relay], stop, n, storage=session.storage), name, batch, callback, slots, tracked=sink is not None)
+            for n, chunk in enumerate(batches(units, batch_size(slots)) if session is None else []):
                 batch = [json.dumps([t.to_json() for t in u]) if vectorized else u.to_json() for u in chunk]
-                tuner = tune.Tuner(
-                    trainable_,
-                    tune_config=tune.TuneConfig(
-                        search_alg=Feed(name, batch), num_samples=len(batch), max_concurrent_trials=pending_cap(slots),
-                        reuse_actors=True, trial_dirname_creator=lambda t: t.trial_id),
-                    run_config=tune.RunConfig(
-                        name=f"seedsweep-{n}", storage_path=storage, verbose=0, callbacks=[callback],
-                        stop=StopWhenFull(callback),
-                        failure_config=tune.FailureConfig(max_failures=space.train.retries)),
-                )
+                tuner = make_tuner(Feed(name, batch), [callback], StopWhenFull(callback), n, samples=len(batch))
                 with without_mlflow_import(sink is not None):
                     tuner.fit()
                 if callback.full is not None or callback.unfinished(batch, name):   # stopped: no next batch

@@ -235,6 +235,14 @@ def _quiet_optuna(optuna) -> Iterator[None]:
         optuna.logging.set_verbosity(level)
 
 
+def _one_fit(storage: str | None):
+    """One Tune fit for every wave (:mod:`study.execution.fitsession`), where a wave is left to run."""
+    if storage is None:
+        return nullcontext()
+    from .fitsession import fit_session     # Ray Tune at import: only once a study runs
+    return fit_session(storage)
+
+
 def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | None = None,
               retry_failed: bool = False, **kwargs) -> RunSummary:
     """Run (or resume) the tuned study of ``space_path`` (it has ``tune:``)
@@ -267,7 +275,7 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
     # one Ray for every wave (each run() joins it), started only when a wave is left to run
     session = ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get(
         "ray_temp_dir")) if first < tune.waves else nullcontext()
-    with _quiet_optuna(optuna), session:
+    with _quiet_optuna(optuna), session as storage, _one_fit(storage):
         live = {(o, r): _Search(optuna, space, out, o, r,
                                 [stored[_key(space, o, r, p)] for p in range(min(upto, tune.budget))])
                 for o, r in searches}

@@ -119,28 +119,40 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
         cap = int(extension["budget"])
     step = wave_size(space, num_cpus)
     # one Ray for every wave (each run() joins it instead of starting its own)
-    with ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir")):
-        n, looks, waves = space.samples, [], []
-        while True:
-            summary = run(space, out, samples=n, stream=stream, num_cpus=num_cpus, **kwargs)
-            waves.append(summary)
-            result = WavesSummary(summary, n, looks, waves=waves)
-            if summary.interrupted:
-                return result
-            nxt = int(min(n + step, cap))
-            spent_hours = bool(until.budget_hours) and hours_spent(str(out)) >= until.budget_hours
-            look = policy(str(out), n, final=nxt <= n or spent_hours)
-            looks.append((n, look))
-            if look.record is not None:
-                record_look(RunDir(str(out)), n, look.record, stream)
-            print(f"[seedsweep] wave at {n} configurations: {look.why}", file=stream, flush=True)
-            if look.stop:
-                result.stopped = look.why
-                return result
-            if spent_hours:
-                result.stopped = f"budget spent: {until.budget_hours:g} hours"
-                return result
-            if nxt <= n:
-                result.stopped = f"budget spent: {n} configurations ({n * per_config} trials)"
-                return result
-            n = nxt
+    # and one Tune fit for every wave (each run() hands its trials to it: study.execution.fitsession)
+    with ray_session(address=kwargs.get("address"), num_cpus=num_cpus,
+                     ray_temp_dir=kwargs.get("ray_temp_dir")) as storage:
+        from .fitsession import fit_session     # Ray Tune at import: only once a study runs
+        with fit_session(storage):
+            return _waves(space, out, policy, stream, num_cpus, cap, step, kwargs)
+
+
+def _waves(space, out, policy: Policy, stream: TextIO, num_cpus: int | None, cap: float, step: int,
+           kwargs: dict) -> WavesSummary:
+    """The waves of :func:`run_until`, each a :func:`study.execution.runner.run`, until the
+    policy or the budget stops them."""
+    until, per_config = space.until, space.trials_per_config
+    n, looks, waves = space.samples, [], []
+    while True:
+        summary = run(space, out, samples=n, stream=stream, num_cpus=num_cpus, **kwargs)
+        waves.append(summary)
+        result = WavesSummary(summary, n, looks, waves=waves)
+        if summary.interrupted:
+            return result
+        nxt = int(min(n + step, cap))
+        spent_hours = bool(until.budget_hours) and hours_spent(str(out)) >= until.budget_hours
+        look = policy(str(out), n, final=nxt <= n or spent_hours)
+        looks.append((n, look))
+        if look.record is not None:
+            record_look(RunDir(str(out)), n, look.record, stream)
+        print(f"[seedsweep] wave at {n} configurations: {look.why}", file=stream, flush=True)
+        if look.stop:
+            result.stopped = look.why
+            return result
+        if spent_hours:
+            result.stopped = f"budget spent: {until.budget_hours:g} hours"
+            return result
+        if nxt <= n:
+            result.stopped = f"budget spent: {n} configurations ({n * per_config} trials)"
+            return result
+        n = nxt
