@@ -243,17 +243,19 @@ def _tune(rd: RunDir, space: Space, todo: list[TrialSpec], schema: pa.Schema, pr
         try:
             if session is not None:     # a wave of an adaptive or tuned study: the study's one fit runs it
                 batch = [json.dumps([t.to_json() for t in u]) if vectorized else u.to_json() for u in units]
-                signature = (space.path, replace(space, samples=0), fn, rd.cache_dir, rd.work_dir, shipment is None,
+                # the waves of one study share a fit while what their trials run on is the same
+                signature = (replace(space, samples=0), fn, rd.cache_dir, rd.work_dir, shipment is None,
                              tuple(sorted(resources.items())), sink is not None)
                 session.run_wave(signature, lambda q, relay, stop, n: make_tuner(
                     q, [relay], stop, n, storage=session.storage), name, batch, callback, slots, tracked=sink is not None)
-            for n, chunk in enumerate(batches(units, batch_size(slots)) if session is None else []):
-                batch = [json.dumps([t.to_json() for t in u]) if vectorized else u.to_json() for u in chunk]
-                tuner = make_tuner(Feed(name, batch), [callback], StopWhenFull(callback), n, samples=len(batch))
-                with without_mlflow_import(sink is not None):
-                    tuner.fit()
-                if callback.full is not None or callback.unfinished(batch, name):   # stopped: no next batch
-                    break
+            else:
+                for n, chunk in enumerate(batches(units, batch_size(slots))):
+                    batch = [json.dumps([t.to_json() for t in u]) if vectorized else u.to_json() for u in chunk]
+                    tuner = make_tuner(Feed(name, batch), [callback], StopWhenFull(callback), n, samples=len(batch))
+                    with without_mlflow_import(sink is not None):
+                        tuner.fit()
+                    if callback.full is not None or callback.unfinished(batch, name):   # stopped: no next batch
+                        break
         except KeyboardInterrupt:
             interrupted = True
         finally:
