@@ -203,6 +203,25 @@ def test_a_function_study_runs_on_workers_that_have_none_of_its_files(cluster, t
     assert again.returncode == 2 and str(folder / "helper.py") in again.stderr and "changed" in again.stderr
 
 
+@pytest.mark.parametrize("waves", [
+    "samples: 2\nseeds: 1\nuntil: {budget: {samples: 4}, wave: 2}",            # an adaptive study: 2 waves
+    "tune: {sampler: random, budget: 2, replicates: 2, wave: 1}",             # a tuned one: 2 waves of asks
+])
+def test_a_function_study_in_waves_ships_its_folder_for_every_wave(cluster, tmp_path, waves):
+    """The waves of an ``until:`` or ``tune:`` study share one Ray session (and one Tune fit): the
+    folder travels with that session, so the workers of every wave find the function's files."""
+    address, _, root, _, _ = cluster
+    folder = _function_folder(root / "fn", "until" if "until" in waves else "tune")
+    (folder / "study.yaml").write_text(FUNCTION_STUDY.replace("samples: 4\nseeds: 1", waves))
+    proc = _run(folder / "study.yaml", tmp_path / "run", address)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    df = analysis.load(tmp_path / "run")
+    assert len(df) == 8 and (df["status"] == "ok").all(), df[["status", "reason", "error"]]
+    assert RunDir(tmp_path / "run").manifest()["shipped"]["folder"] == str(folder)
+    if "until" in waves:
+        assert "wave at 2 configurations" in proc.stderr and "stopped after 4 configurations" in proc.stderr
+
+
 def test_a_command_study_runs_its_relative_script_on_the_workers(cluster, tmp_path):
     address, _, root, _, _ = cluster
     folder = _command_folder(root / "cmd", "study")

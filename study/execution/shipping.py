@@ -41,7 +41,7 @@ from typing import Any
 from ..errors import UserError
 from ..files import file_sha256, folder_under
 
-__all__ = ["Shipment", "plan_shipment", "job_runtime_env", "NEVER_SHIPPED"]
+__all__ = ["Shipment", "plan_shipment", "shipped_env", "job_runtime_env", "NEVER_SHIPPED"]
 
 #: Patterns that never travel, whatever the study says.
 NEVER_SHIPPED = ("runs/", ".venv/", ".git/", "__pycache__/")
@@ -92,6 +92,14 @@ def job_runtime_env() -> dict[str, Any]:
         return dict(json.loads(text).get("runtime_env") or {})
     except (ValueError, AttributeError):
         return {}
+
+
+def shipped_env(space, out: Any, address: str | None) -> dict[str, Any] | None:
+    """The runtime environment of a Ray session that runs several of the study's
+    runs (an adaptive or tuned study's waves): each run joins that session, and
+    what a joined run asks for is not applied, so the folder travels with the session."""
+    shipment = plan_shipment(space, out, address)
+    return shipment.runtime_env() if shipment is not None else None
 
 
 def plan_shipment(space, out: Any, address: str | None, *, limit: int | None = None) -> Shipment | None:

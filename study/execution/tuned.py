@@ -48,6 +48,7 @@ from ..store.rundir import RunDir
 from ..store.studies import journal_path, load_study
 from .runner import RunSummary, run
 from .session import ray_session
+from .shipping import shipped_env
 
 __all__ = ["run_tuned", "ask_values"]
 
@@ -273,8 +274,10 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
     if not rd.exists():         # the manifest (and sealed claims) first: the journals live inside a run directory
         run(space, out, plan=(_configs(space, []), []), stream=stream, num_cpus=num_cpus, **kwargs)
     # one Ray for every wave (each run() joins it), started only when a wave is left to run
-    session = ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get(
-        "ray_temp_dir")) if first < tune.waves else nullcontext()
+    # (and the study's folder, where it travels to the workers: a joined run's own would not be applied)
+    address = kwargs.get("address")
+    session = ray_session(address=address, num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir"),
+                          runtime_env=shipped_env(space, out, address)) if first < tune.waves else nullcontext()
     with _quiet_optuna(optuna), session as storage, _one_fit(storage):
         live = {(o, r): _Search(optuna, space, out, o, r,
                                 [stored[_key(space, o, r, p)] for p in range(min(upto, tune.budget))])

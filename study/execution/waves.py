@@ -26,6 +26,7 @@ from ..spec.until import Look, Policy
 from ..store.studies import hours_spent, load_study
 from .runner import RunSummary, run
 from .session import ray_session
+from .shipping import shipped_env
 
 __all__ = ["WavesSummary", "run_until", "record_look", "check_claims_to_wait_for", "wave_size"]
 
@@ -120,8 +121,8 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
     step = wave_size(space, num_cpus)
     # one Ray for every wave (each run() joins it instead of starting its own)
     # and one Tune fit for every wave (each run() hands its trials to it: study.execution.fitsession)
-    with ray_session(address=kwargs.get("address"), num_cpus=num_cpus,
-                     ray_temp_dir=kwargs.get("ray_temp_dir")) as storage:
+    with ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir"),
+                     runtime_env=shipped_env(space, out, kwargs.get("address"))) as storage:
         from .fitsession import fit_session     # Ray Tune at import: only once a study runs
         with fit_session(storage):
             return _waves(space, out, policy, stream, num_cpus, cap, step, kwargs)
