@@ -250,6 +250,9 @@ def test_gpu_trials_are_packed_two_per_fake_device_and_recorded(cluster, tmp_pat
     address, _, root, _, _ = cluster
     folder = _function_folder(root / "gpu", "study")
     write_yaml(folder, GPU_STUDY, "study.yaml")
+    # trials long enough (3 s) that more than two trial actors are alive at once: with 0.6 s trials on a loaded
+    # machine, the first two actors to start could run all 16 before a third was up (two devices, a flake)
+    (folder / "train.py").write_text(TRAIN.replace("time.sleep(0.3)", "time.sleep(1.5)"))
     out = tmp_path / "run"
     proc = _run(folder / "study.yaml", out, address)
     assert proc.returncode == 0, proc.stderr[-3000:]
