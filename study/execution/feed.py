@@ -20,7 +20,7 @@ from typing import Iterator
 
 from ray.tune.search import Searcher
 
-__all__ = ["Feed", "batches", "batch_size", "pending_cap", "parallel_slots"]
+__all__ = ["Feed", "Unsaved", "batches", "batch_size", "pending_cap", "parallel_slots"]
 
 
 def parallel_slots(resources: dict[str, float]) -> int:
@@ -58,7 +58,21 @@ def batches(items: list, size: int) -> Iterator[list]:
         yield items[start:start + size]
 
 
-class Feed(Searcher):
+class Unsaved(Searcher):
+    """A searcher nothing restores from: a resumed study plans from the store,
+    so what Tune saves or pickles of it in its experiment state is empty."""
+
+    def save(self, checkpoint_path: str) -> None:
+        pass
+
+    def restore(self, checkpoint_path: str) -> None:
+        pass
+
+    def __getstate__(self):
+        return {}       # a subclass may hold what does not pickle (a lock)
+
+
+class Feed(Unsaved):
     """Hands Tune one batch's trials in order, one per ``suggest``; Tune asks
     only while fewer than its ``max_concurrent_trials`` are live."""
 
@@ -75,9 +89,3 @@ class Feed(Searcher):
 
     def on_trial_complete(self, trial_id: str, result=None, error: bool = False) -> None:
         pass            # the order is fixed; the store is the record
-
-    def save(self, checkpoint_path: str) -> None:
-        pass            # never restored from: a resumed study plans from the store
-
-    def restore(self, checkpoint_path: str) -> None:
-        pass

@@ -32,10 +32,11 @@ from typing import Any, Callable, Iterator
 from ray import tune
 from ray.tune.search import Searcher
 
-from .feed import batch_size
-from .session import without_mlflow_import
+from .feed import Unsaved, batch_size
+from .session import ray_session, without_mlflow_import
+from .shipping import shipped_env
 
-__all__ = ["fit_session", "active", "FitSession", "Queue", "Relay"]
+__all__ = ["study_fit", "fit_session", "active", "FitSession", "Queue", "Relay"]
 
 _ACTIVE: list["FitSession"] = []        # the innermost session of this driver (one thread runs waves)
 
@@ -53,12 +54,24 @@ def fit_session(storage: str) -> Iterator["FitSession"]:
         session.close()
 
 
+@contextmanager
+def study_fit(space, out, num_cpus: int | None, kwargs: dict) -> Iterator[str | None]:
+    """The one Ray session of an adaptive or tuned study's waves (the study's folder
+    shipped to the workers where it travels: a joined run's own would not be applied)
+    and, inside it, the one fit they share; yields the session's storage.
+    ``kwargs`` are :func:`study.execution.runner.run`'s (``address``, ``ray_temp_dir``)."""
+    address = kwargs.get("address")
+    with ray_session(address=address, num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir"),
+                     runtime_env=shipped_env(space, out, address)) as storage, fit_session(storage):
+        yield storage
+
+
 def active() -> "FitSession | None":
     """The fit session the calling run hands its trials to (None: a fit of its own)."""
     return _ACTIVE[-1] if _ACTIVE else None
 
 
-class Queue(Searcher):
+class Queue(Unsaved):
     """Hands Tune the trials put in, in order. With none to hand out and none
     live, it waits for more (a study's next wave) or :meth:`close`: Tune asks
     again only after a second's sleep, and a finished trial's actor is kept
@@ -93,15 +106,6 @@ class Queue(Searcher):
     def on_trial_complete(self, trial_id: str, result=None, error: bool = False) -> None:
         with self.cond:
             self.live -= 1
-
-    def save(self, checkpoint_path: str) -> None:
-        pass            # never restored from: a resumed study plans from the store
-
-    def restore(self, checkpoint_path: str) -> None:
-        pass
-
-    def __getstate__(self):
-        return {}       # Tune pickles its searcher into a state nothing restores from
 
 
 class Relay(tune.Callback):

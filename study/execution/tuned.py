@@ -47,8 +47,6 @@ from ..spec.tuning import position_id, sampler_seed_of, search_name, trial_seed
 from ..store.rundir import RunDir
 from ..store.studies import journal_path, load_study
 from .runner import RunSummary, run
-from .session import ray_session
-from .shipping import shipped_env
 
 __all__ = ["run_tuned", "ask_values"]
 
@@ -236,12 +234,10 @@ def _quiet_optuna(optuna) -> Iterator[None]:
         optuna.logging.set_verbosity(level)
 
 
-def _one_fit(storage: str | None):
-    """One Tune fit for every wave (:mod:`study.execution.fitsession`), where a wave is left to run."""
-    if storage is None:
-        return nullcontext()
-    from .fitsession import fit_session     # Ray Tune at import: only once a study runs
-    return fit_session(storage)
+def _one_fit(space, out, num_cpus: int | None, kwargs: dict):
+    """One Ray and one Tune fit for every wave (:func:`study.execution.fitsession.study_fit`)."""
+    from .fitsession import study_fit     # Ray Tune at import: only once a study runs
+    return study_fit(space, out, num_cpus, kwargs)
 
 
 def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | None = None,
@@ -273,12 +269,9 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
     summary = None
     if not rd.exists():         # the manifest (and sealed claims) first: the journals live inside a run directory
         run(space, out, plan=(_configs(space, []), []), stream=stream, num_cpus=num_cpus, **kwargs)
-    # one Ray for every wave (each run() joins it), started only when a wave is left to run
-    # (and the study's folder, where it travels to the workers: a joined run's own would not be applied)
-    address = kwargs.get("address")
-    session = ray_session(address=address, num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir"),
-                          runtime_env=shipped_env(space, out, address)) if first < tune.waves else nullcontext()
-    with _quiet_optuna(optuna), session as storage, _one_fit(storage):
+    # one Ray and one Tune fit for every wave (each run() joins them), only when a wave is left to run
+    session = _one_fit(space, out, num_cpus, kwargs) if first < tune.waves else nullcontext()
+    with _quiet_optuna(optuna), session:
         live = {(o, r): _Search(optuna, space, out, o, r,
                                 [stored[_key(space, o, r, p)] for p in range(min(upto, tune.budget))])
                 for o, r in searches}

@@ -25,8 +25,6 @@ from ..store.sealing import sealed_claims
 from ..spec.until import Look, Policy
 from ..store.studies import hours_spent, load_study
 from .runner import RunSummary, run
-from .session import ray_session
-from .shipping import shipped_env
 
 __all__ = ["WavesSummary", "run_until", "record_look", "check_claims_to_wait_for", "wave_size"]
 
@@ -121,11 +119,9 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
     step = wave_size(space, num_cpus)
     # one Ray for every wave (each run() joins it instead of starting its own)
     # and one Tune fit for every wave (each run() hands its trials to it: study.execution.fitsession)
-    with ray_session(address=kwargs.get("address"), num_cpus=num_cpus, ray_temp_dir=kwargs.get("ray_temp_dir"),
-                     runtime_env=shipped_env(space, out, kwargs.get("address"))) as storage:
-        from .fitsession import fit_session     # Ray Tune at import: only once a study runs
-        with fit_session(storage):
-            return _waves(space, out, policy, stream, num_cpus, cap, step, kwargs)
+    from .fitsession import study_fit     # Ray Tune at import: only once a study runs
+    with study_fit(space, out, num_cpus, kwargs):
+        return _waves(space, out, policy, stream, num_cpus, cap, step, kwargs)
 
 
 def _waves(space, out, policy: Policy, stream: TextIO, num_cpus: int | None, cap: float, step: int,
