@@ -1,0 +1,188 @@
+"""Where the suite's CPU goes: every process sampled while a command runs,
+its CPU-seconds charged to the test that started it and to its kind.
+
+    .venv/bin/python benchmarks/suite_census.py --json census.json -- \\
+        .venv/bin/python -m pytest -p no:cacheprovider -n 2 --durations=0
+
+The sampler reads ``/proc`` twice a second (about 0.02 of a core here): each
+process's user + system time, its command line (a Ray worker renames itself
+``ray::ImplicitFunc.train`` once it holds a trial) and ``PYTEST_CURRENT_TEST``
+from the environment it was started with, which every process a test starts
+(a ``seedsweep`` subprocess, its private Ray, that Ray's workers) inherits.
+Processes started by a pytest worker's own Ray (``worker_ray``) carry the test
+that started that Ray; the pytest workers themselves carry none. A process
+that lives under half a second may be missed, and one that ends between two
+samples is charged the time of its last sample, so the totals are a lower bound
+of the machine's busy time (the JSON has both).
+
+``--from RAW`` summarises a saved sample (``--raw`` writes one) without running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import defaultdict
+from datetime import datetime, timezone
+
+HZ = os.sysconf("SC_CLK_TCK")
+KINDS = [  # (pattern in the command line, kind), first match wins
+    (r"^ray::ImplicitFunc|^ray::_Inner|^ray::.*Trainable", "Ray trial actor"),
+    (r"^ray::IDLE|default_worker\.py", "Ray idle worker"),
+    (r"^ray::(DashboardAgent|RuntimeEnvAgent)|dashboard/agent\.py|runtime_env/agent", "Ray node agents"),
+    (r"gcs_server|/raylet |/raylet$|log_monitor\.py|autoscaler/_private/monitor\.py|dashboard/dashboard\.py",
+     "Ray head daemons"),
+    (r"^ray::", "Ray other actor"),
+    (r"\bray start\b|/bin/ray start", "ray start"),
+    (r"-m seedsweep (run|extend)\b|/seedsweep (run|extend)\b", "seedsweep run"),
+    (r"-m seedsweep|/bin/seedsweep ", "seedsweep (other commands)"),
+    (r"exec\(eval\(sys\.stdin\.readline", "pytest worker"),
+    (r"pytest", "pytest"),
+    (r"chrom|playwright", "Chromium + Playwright"),
+    (r"ipykernel|jupyter|nbclient", "Jupyter kernel"),
+    (r"mlflow|gunicorn|uvicorn", "MLflow server"),
+    (r"moto", "moto (S3)"),
+    (r"python", "other Python"),
+]
+
+
+def kind(cmd: str) -> str:
+    """The kind of a process by its command line."""
+    for pattern, name in KINDS:
+        if re.search(pattern, cmd):
+            return name
+    return "other" if cmd else "unknown (exited before named)"
+
+
+def sample(seen: dict, stop: threading.Event, exclude: set[int]) -> None:
+    """Fill ``seen[(pid, start)] = [cpu, cmd, test, cpu when first seen at the start]`` until ``stop``."""
+    first = True
+    while not stop.is_set():
+        for p in os.listdir("/proc"):
+            if not p.isdigit() or int(p) in exclude:
+                continue
+            try:
+                with open(f"/proc/{p}/stat") as f:
+                    raw = f.read()
+                fields = raw[raw.rfind(")") + 2:].split()
+                key, cpu = (int(p), fields[19]), (int(fields[11]) + int(fields[12])) / HZ
+                row = seen.get(key)
+                if row is None:
+                    test = ""
+                    try:
+                        with open(f"/proc/{p}/environ", "rb") as f:
+                            env = f.read().split(b"\0")
+                        test = next((e[20:].decode() for e in env if e.startswith(b"PYTEST_CURRENT_TEST=")), "")
+                    except OSError:
+                        pass
+                    row = seen[key] = [cpu, "", test, cpu if first else 0.0]
+                row[0] = cpu
+                if fields[0] != "Z":                # a zombie's command line reads empty
+                    with open(f"/proc/{p}/cmdline") as f:
+                        cmd = f.read().replace("\0", " ").strip()
+                    row[1] = cmd or row[1]
+            except (OSError, IndexError, ValueError):
+                continue                            # the process ended between two reads
+        first = False
+        stop.wait(0.5)
+
+
+def machine_busy() -> float:
+    """CPU-seconds the whole machine has been busy (user, nice, system, irq, softirq, steal)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / HZ
+
+
+def summarise(rows: list, busy: float | None, wall: float | None, top: int) -> dict:
+    """CPU-seconds by kind, by test (with its kinds) and by test module."""
+    by_kind: dict = defaultdict(float)
+    by_test: dict = defaultdict(lambda: defaultdict(float))
+    for _, _, cpu, cmd, test, before in rows:
+        own = max(0.0, cpu - before)
+        if own <= 0:
+            continue
+        name = kind(cmd)
+        by_kind[name] += own
+        by_test[test.rsplit(" (", 1)[0] or "(no test: pytest workers, the workers' own Rays)"][name] += own
+    by_module: dict = defaultdict(float)
+    for test, kinds in by_test.items():
+        by_module[test.split("::")[0]] += sum(kinds.values())
+    tests = sorted(by_test.items(), key=lambda kv: -sum(kv[1].values()))
+    return {
+        "sampled_cpu_s": round(sum(by_kind.values()), 1), "machine_busy_cpu_s": busy, "wall_s": wall,
+        "by_kind": {k: round(v, 1) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
+        "by_module": {k: round(v, 1) for k, v in sorted(by_module.items(), key=lambda kv: -kv[1])},
+        "by_test": [{"test": t, "cpu_s": round(sum(k.values()), 1),
+                     "kinds": {n: round(v, 1) for n, v in sorted(k.items(), key=lambda kv: -kv[1])}}
+                    for t, k in tests[:top]],
+    }
+
+
+def report(summary: dict) -> None:
+    """Print the summary as three short tables."""
+    print(f"sampled {summary['sampled_cpu_s']:.0f} CPU-s; machine busy {summary['machine_busy_cpu_s']} CPU-s; "
+          f"wall {summary['wall_s']} s")
+    print("\nby kind of process:")
+    for k, v in summary["by_kind"].items():
+        print(f"{v:9.1f}  {k}")
+    print("\nby test module:")
+    for k, v in list(summary["by_module"].items())[:25]:
+        print(f"{v:9.1f}  {k}")
+    print("\nby test:")
+    for t in summary["by_test"][:40]:
+        kinds = ", ".join(f"{n} {v:.0f}" for n, v in list(t["kinds"].items())[:3])
+        print(f"{t['cpu_s']:9.1f}  {t['test']}  ({kinds})")
+
+
+def main() -> int:
+    """Run the command under the sampler (or read a saved sample); print and write the summary."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", help="write the summary here")
+    ap.add_argument("--raw", help="write every sampled process here (to summarise again with --from)")
+    ap.add_argument("--from", dest="source", help="summarise this raw sample instead of running a command")
+    ap.add_argument("--top", type=int, default=200, help="tests kept in the summary")
+    ap.add_argument("command", nargs="*", help="the command to run (after --)")
+    args = ap.parse_args()
+    if args.source:
+        saved = json.load(open(args.source))
+        summary = summarise(saved["rows"], saved.get("busy"), saved.get("wall"), args.top)
+    else:
+        if not args.command:
+            ap.error("give the command to run after --, or --from a raw sample")
+        seen: dict = {}
+        stop = threading.Event()
+        sampler = threading.Thread(target=sample, args=(seen, stop, {os.getpid()}), daemon=True)
+        b0, t0 = machine_busy(), time.monotonic()
+        sampler.start()
+        proc = subprocess.Popen(args.command)
+        try:
+            rc = proc.wait()
+        except KeyboardInterrupt:
+            proc.send_signal(signal.SIGINT)
+            rc = proc.wait()
+        stop.set()
+        sampler.join()
+        busy, wall = round(machine_busy() - b0, 1), round(time.monotonic() - t0, 1)
+        rows = [[k[0], k[1], *v] for k, v in seen.items()]
+        if args.raw:
+            json.dump({"rows": rows, "busy": busy, "wall": wall}, open(args.raw, "w"))
+        summary = summarise(rows, busy, wall, args.top)
+        summary.update(command=" ".join(args.command), returncode=rc)
+    summary["date"] = f"{datetime.now(timezone.utc):%Y-%m-%d}"
+    report(summary)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(summary, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
