@@ -61,15 +61,23 @@ def worker_ray():
     Ray's own start, stop or death: ``ray start --head`` with its own temp dir
     and port; a test joins it with ``--address`` (the value yielded). Its
     daemons are stopped by PID at the end (never ``ray stop``: that stops
-    every Ray on the machine)."""
+    every Ray on the machine).
+
+    One CPU, so a joined run's fit starts one trial actor, not two (each a worker
+    process importing Ray Tune and the family, 1-3 CPU-seconds:
+    ``benchmarks/results/suite-census-2026-12-07.json``); no log monitor, which
+    globs the session's log folder ten times a second and whose lines no driver
+    here reads (they all join with ``log_to_driver=False``). Both measured in
+    ``benchmarks/results/worker-ray-2026-12-07.txt``."""
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssw-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)
     port = free_port()
     try:
         started = subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}",
-                                  "--num-cpus=2", f"--temp-dir={ray_tmp}", "--include-dashboard=false",
-                                  "--disable-usage-stats"], env=env, capture_output=True, text=True, timeout=180)
+                                  "--num-cpus=1", f"--temp-dir={ray_tmp}", "--include-dashboard=false",
+                                  "--include-log-monitor=false", "--disable-usage-stats"],
+                                 env=env, capture_output=True, text=True, timeout=180)
         assert started.returncode == 0, started.stderr
         yield f"127.0.0.1:{port}"
     finally:
