@@ -104,6 +104,7 @@ def machine_busy() -> float:
 def summarise(rows: list, busy: float | None, wall: float | None, top: int) -> dict:
     """CPU-seconds by kind, by test (with its kinds) and by test module."""
     by_kind: dict = defaultdict(float)
+    count: dict = defaultdict(int)
     by_test: dict = defaultdict(lambda: defaultdict(float))
     for _, _, cpu, cmd, test, before in rows:
         own = max(0.0, cpu - before)
@@ -111,6 +112,7 @@ def summarise(rows: list, busy: float | None, wall: float | None, top: int) -> d
             continue
         name = kind(cmd)
         by_kind[name] += own
+        count[name] += 1
         by_test[test.rsplit(" (", 1)[0] or "(no test: pytest workers, the workers' own Rays)"][name] += own
     by_module: dict = defaultdict(float)
     for test, kinds in by_test.items():
@@ -119,6 +121,7 @@ def summarise(rows: list, busy: float | None, wall: float | None, top: int) -> d
     return {
         "sampled_cpu_s": round(sum(by_kind.values()), 1), "machine_busy_cpu_s": busy, "wall_s": wall,
         "by_kind": {k: round(v, 1) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
+        "processes_by_kind": {k: count[k] for k in sorted(by_kind, key=lambda k: -by_kind[k])},
         "by_module": {k: round(v, 1) for k, v in sorted(by_module.items(), key=lambda kv: -kv[1])},
         "by_test": [{"test": t, "cpu_s": round(sum(k.values()), 1),
                      "kinds": {n: round(v, 1) for n, v in sorted(k.items(), key=lambda kv: -kv[1])}}
@@ -132,7 +135,7 @@ def report(summary: dict) -> None:
           f"wall {summary['wall_s']} s")
     print("\nby kind of process:")
     for k, v in summary["by_kind"].items():
-        print(f"{v:9.1f}  {k}")
+        print(f"{v:9.1f}  {summary['processes_by_kind'][k]:5d}  {k}")
     print("\nby test module:")
     for k, v in list(summary["by_module"].items())[:25]:
         print(f"{v:9.1f}  {k}")
