@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import re
 import signal
@@ -57,6 +58,9 @@ def kind(cmd: str) -> str:
     """The kind of a process by its command line."""
     for pattern, name in KINDS:
         if re.search(pattern, cmd):
+            if name == "seedsweep (other commands)":        # one kind per subcommand: check, report, …
+                sub = re.search(r"seedsweep (\w+)", cmd)
+                return f"seedsweep {sub.group(1)}" if sub else name
             return name
     return "other" if cmd else "unknown (exited before named)"
 
@@ -114,6 +118,11 @@ def summarise(rows: list, busy: float | None, wall: float | None, top: int) -> d
         by_kind[name] += own
         count[name] += 1
         by_test[test.rsplit(" (", 1)[0] or "(no test: pytest workers, the workers' own Rays)"][name] += own
+    actors = [max(0.0, cpu - before) for _, _, cpu, cmd, _, before in rows if kind(cmd) == "Ray trial actor"]
+    edges = [0, 1, 2, 3, 5, 10, 30, math.inf]
+    histogram = {f"{lo:g}-{hi:g}": {"processes": sum(lo <= c < hi for c in actors),
+                                    "cpu_s": round(sum(c for c in actors if lo <= c < hi), 1)}
+                 for lo, hi in zip(edges, edges[1:])}
     by_module: dict = defaultdict(float)
     for test, kinds in by_test.items():
         by_module[test.split("::")[0]] += sum(kinds.values())
@@ -122,6 +131,7 @@ def summarise(rows: list, busy: float | None, wall: float | None, top: int) -> d
         "sampled_cpu_s": round(sum(by_kind.values()), 1), "machine_busy_cpu_s": busy, "wall_s": wall,
         "by_kind": {k: round(v, 1) for k, v in sorted(by_kind.items(), key=lambda kv: -kv[1])},
         "processes_by_kind": {k: count[k] for k in sorted(by_kind, key=lambda k: -by_kind[k])},
+        "trial_actors_by_cpu_s": histogram,
         "by_module": {k: round(v, 1) for k, v in sorted(by_module.items(), key=lambda kv: -kv[1])},
         "by_test": [{"test": t, "cpu_s": round(sum(k.values()), 1),
                      "kinds": {n: round(v, 1) for n, v in sorted(k.items(), key=lambda kv: -kv[1])}}
