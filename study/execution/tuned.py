@@ -234,12 +234,6 @@ def _quiet_optuna(optuna) -> Iterator[None]:
         optuna.logging.set_verbosity(level)
 
 
-def _one_fit(space, out, num_cpus: int | None, kwargs: dict):
-    """One Ray and one Tune fit for every wave (:func:`study.execution.fitsession.study_fit`)."""
-    from .fitsession import study_fit     # Ray Tune at import: only once a study runs
-    return study_fit(space, out, num_cpus, kwargs)
-
-
 def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | None = None,
               retry_failed: bool = False, **kwargs) -> RunSummary:
     """Run (or resume) the tuned study of ``space_path`` (it has ``tune:``)
@@ -270,7 +264,10 @@ def run_tuned(space_path, out, *, stream: TextIO | None = None, num_cpus: int | 
     if not rd.exists():         # the manifest (and sealed claims) first: the journals live inside a run directory
         run(space, out, plan=(_configs(space, []), []), stream=stream, num_cpus=num_cpus, **kwargs)
     # one Ray and one Tune fit for every wave (each run() joins them), only when a wave is left to run
-    session = _one_fit(space, out, num_cpus, kwargs) if first < tune.waves else nullcontext()
+    session = nullcontext()
+    if first < tune.waves:
+        from .fitsession import study_fit     # Ray Tune at import: only once a wave runs
+        session = study_fit(space, out, num_cpus, kwargs)
     with _quiet_optuna(optuna), session:
         live = {(o, r): _Search(optuna, space, out, o, r,
                                 [stored[_key(space, o, r, p)] for p in range(min(upto, tune.budget))])
