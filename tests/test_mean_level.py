@@ -75,3 +75,18 @@ def test_a_study_ending_short_of_its_budget_spends_its_whole_level_at_its_last_l
     se = math.sqrt(0.05 * 0.95 / 1500)
     assert abs(rates[True] - 0.05) <= 3 * se, rates
     assert rates[False] < 0.02, rates
+
+
+def test_the_simulated_t_of_each_path_is_scipys_t_statistic_on_the_seeded_draws():
+    """The boundaries' |t| at each look, path by path, against scipy's one-sample t test on the
+    same draws (the seeded stream read path by path, another route than the look-by-look sums):
+    a change in the draws or in the arithmetic moves the boundaries of every running study."""
+    from seedsweep.analysis.stats.tboundaries import SEED, _abs_t
+
+    counts, paths = (2, 3, 7, 20), 20_000
+    got = _abs_t(counts, paths)
+    x = np.random.default_rng(SEED).standard_normal((paths, counts[-1]))
+    assert (got[0] == 0).all()                                     # fewer than MIN_UNITS: no t
+    for k, c in enumerate(counts[1:], start=1):
+        want = np.abs(stats.ttest_1samp(x[:, :c], 0.0, axis=1).statistic)
+        np.testing.assert_allclose(got[k], want, rtol=1e-9)

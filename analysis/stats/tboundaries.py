@@ -37,7 +37,7 @@ PATHS = 1_000_000
 SEED = 20261204
 #: a look needs this many units for a t statistic (fewer: it cannot decide)
 MIN_UNITS = 3
-_CHUNK = 50_000
+_CHUNK = 8_192
 
 
 def z_of_t(t: float, df: int) -> float:
@@ -60,20 +60,30 @@ def t_of_z(z: float, df: int) -> float:
 
 
 def _abs_t(counts: tuple[int, ...], paths: int) -> np.ndarray:
-    """|t| of the mean at each look (rows) for each simulated null path (columns)."""
+    """|t| of the mean at each look (rows) for each simulated null path (columns).
+
+    The paths are drawn in chunks of :data:`_CHUNK`, each a (paths, units)
+    block of the one seeded stream (the chunk size does not change the draws),
+    and summed unit by unit, in the order and with the rounding of a cumulative
+    sum along each path, keeping the sums only at the looks (a full cumulative
+    sum stored every unit's sums, about a third of the time here)."""
     rng = np.random.default_rng(SEED)
     out = np.zeros((len(counts), paths), dtype=np.float64)
     n_max = counts[-1]
+    looks = {c - 1: k for k, c in enumerate(counts) if c >= MIN_UNITS}
     for start in range(0, paths, _CHUNK):
         m = min(_CHUNK, paths - start)
-        x = rng.standard_normal((m, n_max))
-        s1, s2 = np.cumsum(x, axis=1), np.cumsum(x * x, axis=1)
-        for k, c in enumerate(counts):
-            if c < MIN_UNITS:
-                continue
-            mean = s1[:, c - 1] / c
-            var = np.maximum((s2[:, c - 1] - c * mean * mean) / (c - 1), 1e-300)
-            out[k, start:start + m] = np.abs(mean) / np.sqrt(var / c)
+        units = rng.standard_normal((m, n_max)).T.copy()        # unit j of every path: one contiguous row
+        s1, s2, square = np.zeros(m), np.zeros(m), np.empty(m)
+        for j, x in enumerate(units):
+            s1 += x
+            np.multiply(x, x, out=square)
+            s2 += square
+            if j in looks:
+                c = j + 1
+                mean = s1 / c
+                var = np.maximum((s2 - c * mean * mean) / (c - 1), 1e-300)
+                out[looks[j], start:start + m] = np.abs(mean) / np.sqrt(var / c)
     return out
 
 
