@@ -3,6 +3,8 @@ and helpers to find (and clean up) the Ray processes a test started."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import socket
@@ -175,8 +177,33 @@ def refused_by_check_and_run(space: Path, out: Path, where: str, problem: str) -
     """``seedsweep check`` and ``seedsweep run`` of ``space`` both exit 2 with
     one message naming ``{space}: {where}`` and saying ``problem``; ``out`` is never created."""
     for argv in (["check", str(space)], ["run", str(space), "--out", str(out)]):
-        proc = subprocess.run([sys.executable, "-m", "seedsweep", *argv], cwd=REPO, capture_output=True, text=True,
-                              timeout=120)
+        proc = seedsweep_here(*argv)
         assert proc.returncode == 2, proc.stderr
         assert f"{space}: {where}" in proc.stderr and problem in proc.stderr, proc.stderr
         assert not out.exists()
+
+
+def seedsweep_here(*argv: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``seedsweep ARGV`` run by the command line's own ``main`` in this process (in ``cwd``, with
+    ``env`` as the whole environment while it runs): for tests of what a command says and writes,
+    not of the process it runs in. A subprocess pays its imports each time (about 0.8 CPU-s for
+    ``check``: ``benchmarks/results/suite-census-2026-12-07-after.json``); here they are paid once."""
+    from seedsweep.cli import main          # the command line: only the tests that call it import it
+
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        os.chdir(cwd)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main(list(argv))
+            except SystemExit as exc:           # argparse's own usage errors
+                code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    finally:
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+    return subprocess.CompletedProcess(["seedsweep", *argv], code, out.getvalue(), err.getvalue())

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import seedsweep_here
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data"))
 FILES = sorted(p.relative_to(REPO / "search_spaces").as_posix() for p in (REPO / "search_spaces").rglob("*.yaml"))
@@ -26,8 +28,8 @@ GENERATED = {name: ("runs/sst2_test_phrases.tsv", "benchmarks/sst2_test_phrases.
 
 
 def seedsweep(*args: str, env: dict | None = None, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "seedsweep", *args], capture_output=True, text=True, cwd=cwd,
-                          env=env, timeout=300)
+    """``seedsweep check`` in this process: what it says of each file is the test, not its process start."""
+    return seedsweep_here(*args, cwd=cwd, env=env)
 
 
 def where_to_check(name: str, tmp_path: Path) -> tuple[str, Path]:
