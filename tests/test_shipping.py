@@ -1,6 +1,6 @@
 """The study's code on a cluster with nothing shared (issue 54), on a real
 three-node Ray on this machine: a head node with no CPUs (the driver's side)
-and two worker nodes with 4 CPUs and 2 fake GPUs each (``ray start
+and two worker nodes with 2 CPUs and 2 fake GPUs each (``ray start
 --num-gpus 2``: Ray hands out device IDs and sets ``CUDA_VISIBLE_DEVICES``
 as for real ones), each started in a private mount namespace with an empty
 tmpfs over the folder that holds the studies (``unshare --mount``), so the
@@ -126,7 +126,7 @@ def cluster():
             # the worker node sees an empty folder where the studies are: nothing of the user's is shared
             hidden = subprocess.run(
                 ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mount -t tmpfs tmpfs "$0" && exec "$@"',
-                 str(root), RAY, "start", f"--address=127.0.0.1:{port}", "--num-cpus=4", "--num-gpus=2",
+                 str(root), RAY, "start", f"--address=127.0.0.1:{port}", "--num-cpus=2", "--num-gpus=2",
                  f"--dashboard-agent-listen-port={free_port()}",
                  f"--temp-dir={temps[i]}", "--disable-usage-stats"],
                 env=envs[i], capture_output=True, text=True, timeout=180)
@@ -280,7 +280,7 @@ def test_more_gpu_than_any_node_has_is_refused_with_the_cluster_named(cluster, t
     proc = _run(folder / "study.yaml", tmp_path / "run", address)
     assert proc.returncode == 2, proc.stderr
     assert f"{folder / 'study.yaml'}: resources" in proc.stderr and "4 GPU" in proc.stderr
-    assert proc.stderr.count("4 CPU, 2 GPU") == 2, proc.stderr                # both worker nodes named
+    assert proc.stderr.count("2 CPU, 2 GPU") == 2, proc.stderr                # both worker nodes named
     assert not (tmp_path / "run").exists()
 
 
@@ -326,8 +326,8 @@ def test_a_worker_node_killed_mid_study_costs_only_its_trials(cluster, tmp_path)
     address, _, root, tags, restart_worker = cluster
     folder = _function_folder(root / "fn", "killed")
     (folder / "train.py").write_text(SLOW)
-    write_yaml(folder, FUNCTION_STUDY.replace(      # two CPUs a trial: 4 at once, so 2 waves of 5-second trials
-        "train: {max_epochs: 2, patience: 2}", "train: {max_epochs: 8, patience: 8, retries: 3}\nresources: {cpu: 2}"),
+    write_yaml(folder, FUNCTION_STUDY.replace(      # one CPU a trial: 4 at once, so 2 waves of 5-second trials
+        "train: {max_epochs: 2, patience: 2}", "train: {max_epochs: 8, patience: 8, retries: 3}\nresources: {cpu: 1}"),
         "study.yaml")
     out = tmp_path / "run"
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
