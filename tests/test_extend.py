@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import tempfile
 import uuid
 
@@ -112,8 +113,14 @@ def test_a_changed_until_and_an_extension_without_level_are_refused_with_nothing
     before = _listing(out)
     changed = tmp_path / "changed.yaml"
     changed.write_text(study(0.0, 8))
-    r = seedsweep("run", str(changed), "--out", str(out), "--num-cpus", "1", "--quiet", env=_env())
+    env = _env()
+    try:
+        r = seedsweep("run", str(changed), "--out", str(out), "--num-cpus", "1", "--quiet", env=env)
+        started = os.listdir(env["RAY_TMPDIR"])
+    finally:
+        shutil.rmtree(env["RAY_TMPDIR"], ignore_errors=True)
     assert r.returncode == 2, r.stderr
+    assert started == [], "refused after a private Ray started: the stored study is compared first"
     assert ": until" in r.stderr and "until.budget.samples was 4, now 8" in r.stderr and "seedsweep extend" in r.stderr
     r = seedsweep("extend", str(out), "--budget", "8", env=_env())
     assert r.returncode == 2, r.stderr

@@ -41,8 +41,10 @@ def _schema_change(before: pa.Schema, after: pa.Schema) -> str:
     return "; ".join(parts)
 
 
-def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
-    """Refuse a changed file that would change what stored trials mean."""
+def check_same_study(rd: RunDir, space: Space) -> Space:
+    """Refuse a changed file whose stored study (the manifest's YAML) differs in what
+    the stored trials mean, without the sampled configurations (cheap: an adaptive
+    study asks it before it starts Ray); returns the stored study."""
     old_manifest = rd.manifest()
     try:
         old = parse_space(old_manifest["yaml"], f"{rd.manifest_path} (yaml)",
@@ -69,6 +71,14 @@ def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
         if a != b:
             raise UserError(where, f"train.{key} changed from {a!r} to {b!r}; stored trials were trained "
                             "with the old value.", fix)
+    return old
+
+
+def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
+    """Refuse a changed file that would change what stored trials mean."""
+    check_same_study(rd, space)
+    where = f"{space.path} vs {rd.manifest_path}"
+    fix = "Run the changed study into a new --out folder, or undo the change."
     old_configs = rd.configs()
     if old_configs is None:
         return

@@ -24,6 +24,7 @@ from ..store.rundir import RunDir
 from ..store.sealing import sealed_claims
 from ..spec.until import Look, Policy
 from ..store.studies import hours_spent, load_study
+from .resume import check_same_study
 from .runner import RunSummary, run
 
 __all__ = ["WavesSummary", "run_until", "record_look", "check_claims_to_wait_for", "wave_size"]
@@ -113,7 +114,10 @@ def run_until(space_path, out, policy: Policy, *, stream: TextIO | None = None, 
         check_claims_to_wait_for(space, out, kwargs.get("claims"))
     per_config = space.trials_per_config
     cap = until.sample_cap(per_config) or math.inf
-    extension = RunDir(str(out)).read_extension()         # None before the run directory exists
+    rd = RunDir(str(out))
+    if rd.exists():                           # a changed file is refused before Ray starts, not in the first wave
+        check_same_study(rd, space)
+    extension = rd.read_extension()           # None before the run directory exists
     if extension is not None:                 # seedsweep extend: the budget raised, the level left recorded
         cap = int(extension["budget"])
     step = wave_size(space, num_cpus)
