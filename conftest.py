@@ -27,6 +27,15 @@ import pytest
 from _pytest.doctest import DoctestModule   # pytest's doctest collector; only how it imports the module changes
 
 REQUIRE_ALL = os.environ.get("SEEDSWEEP_REQUIRE_ALL") == "1"
+#: set by benchmarks/suite_census.py: each pytest process writes the test it runs to CENSUS/<its pid>
+CENSUS = os.environ.get("SEEDSWEEP_CENSUS_DIR")
+
+
+def pytest_runtest_logstart(nodeid, location):
+    """Under the census, say which test this process runs now (it charges this process's CPU, and its
+    own Ray's, to that test)."""
+    if CENSUS:
+        Path(CENSUS, str(os.getpid())).write_text(nodeid)
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -9,8 +9,10 @@ process's user + system time, its command line (a Ray worker renames itself
 ``ray::ImplicitFunc.train`` once it holds a trial) and ``PYTEST_CURRENT_TEST``
 from the environment it was started with, which every process a test starts
 (a ``seedsweep`` subprocess, its private Ray, that Ray's workers) inherits.
-Processes started by a pytest worker's own Ray (``worker_ray``) carry the test
-that started that Ray; the pytest workers themselves carry none. A process
+The pytest processes themselves, their own Rays' processes (``worker_ray``: the
+one that started it, not the test it started in) and their children that carry no
+test (Chromium) are charged sample by sample to the test the pytest process runs
+then: the suite's conftest writes it to ``SEEDSWEEP_CENSUS_DIR``, which this sets. A process
 that lives under half a second may be missed, and one that ends between two
 samples is charged the time of its last sample, so the totals are a lower bound
 of the machine's busy time (the JSON has both).
@@ -25,9 +27,11 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -65,28 +69,69 @@ def kind(cmd: str) -> str:
     return "other" if cmd else "unknown (exited before named)"
 
 
-def sample(seen: dict, stop: threading.Event, exclude: set[int]) -> None:
-    """Fill ``seen[(pid, start)] = [cpu, cmd, test, cpu when first seen at the start]`` until ``stop``."""
+def owners(folder: str | None) -> tuple[dict, dict]:
+    """What the suite's conftest wrote to ``folder``: (pytest process id -> the test it runs now,
+    a pytest worker's own Ray temp folder name -> that worker's process id)."""
+    tests: dict = {}
+    rays: dict = {}
+    for name in os.listdir(folder) if folder else []:
+        try:
+            with open(os.path.join(folder, name)) as f:
+                text = f.read()
+            if name.startswith("ray-"):
+                rays[name[4:]] = int(text)
+            elif name.isdigit():
+                tests[int(name)] = text
+        except (OSError, ValueError):
+            continue
+    return tests, rays
+
+
+def sample(seen: dict, stop: threading.Event, exclude: set[int], folder: str | None = None) -> None:
+    """Fill ``seen[(pid, start)] = row`` until ``stop``; a row is [cpu, cmd, test, cpu when first seen at the
+    start, owner, cpu when first owned, {test: CPU-s while it ran}]. A process is owned by a pytest process
+    (``owner``) when it is one, when it belongs to that process's own Ray (its ``RAY_TMPDIR``), or when its
+    parent is owned; an owned process's CPU is charged, sample by sample, to the test its owner runs then
+    (a module's browser, a test's subprocess). One that is not owned and carries no test takes its parent's."""
     first = True
     while not stop.is_set():
-        for p in os.listdir("/proc"):
-            if not p.isdigit() or int(p) in exclude:
+        tests, rays = owners(folder)
+        parents: dict = {}
+        tested: dict = {}
+        for p in sorted((int(x) for x in os.listdir("/proc") if x.isdigit()), key=int):
+            if p in exclude:
                 continue
             try:
                 with open(f"/proc/{p}/stat") as f:
                     raw = f.read()
                 fields = raw[raw.rfind(")") + 2:].split()
-                key, cpu = (int(p), fields[19]), (int(fields[11]) + int(fields[12])) / HZ
+                key, cpu = (p, fields[19]), (int(fields[11]) + int(fields[12])) / HZ
                 row = seen.get(key)
                 if row is None:
-                    test = ""
+                    test, ray = "", ""
                     try:
                         with open(f"/proc/{p}/environ", "rb") as f:
                             env = f.read().split(b"\0")
                         test = next((e[20:].decode() for e in env if e.startswith(b"PYTEST_CURRENT_TEST=")), "")
+                        ray = next((os.path.basename(e[11:].decode()) for e in env if e.startswith(b"RAY_TMPDIR=")),
+                                   "")
                     except OSError:
                         pass
-                    row = seen[key] = [cpu, "", test, cpu if first else 0.0]
+                    ppid = int(fields[1])
+                    owner = rays.get(ray) or parents.get(ppid)
+                    if owner is None and not test and ppid in tested:      # Chromium's zygotes clear their env
+                        test = tested[ppid]
+                    row = seen[key] = [cpu, "", test, cpu if first else 0.0, owner, None, {}]
+                tested[p] = row[2]
+                if row[4] is None and p in tests:
+                    row[4] = p
+                if row[4] is not None and row[4] in tests:
+                    if row[5] is None:
+                        row[5] = cpu
+                    else:
+                        now = tests[row[4]]
+                        row[6][now] = row[6].get(now, 0.0) + cpu - row[0]
+                    parents[p] = row[4]
                 row[0] = cpu
                 if fields[0] != "Z":                # a zombie's command line reads empty
                     with open(f"/proc/{p}/cmdline") as f:
@@ -96,6 +141,16 @@ def sample(seen: dict, stop: threading.Event, exclude: set[int]) -> None:
                 continue                            # the process ended between two reads
         first = False
         stop.wait(0.5)
+
+
+def flatten(seen: dict) -> list:
+    """The rows the summary reads, [pid, start, cpu, cmd, test, cpu before]: an owned process's CPU
+    before it was owned on its own row, then one row per test its owner ran while it did."""
+    rows = []
+    for (pid, start), (cpu, cmd, test, before, _, owned_at, by_test) in seen.items():
+        rows.append([pid, start, cpu if owned_at is None else owned_at, cmd, test, before])
+        rows += [[pid, start, own, cmd, t, 0.0] for t, own in by_test.items()]
+    return rows
 
 
 def machine_busy() -> float:
@@ -172,10 +227,11 @@ def main() -> int:
             ap.error("give the command to run after --, or --from a raw sample")
         seen: dict = {}
         stop = threading.Event()
-        sampler = threading.Thread(target=sample, args=(seen, stop, {os.getpid()}), daemon=True)
+        folder = tempfile.mkdtemp(prefix="census-")       # the suite's conftest writes who runs what here
+        sampler = threading.Thread(target=sample, args=(seen, stop, {os.getpid()}, folder), daemon=True)
         b0, t0 = machine_busy(), time.monotonic()
         sampler.start()
-        proc = subprocess.Popen(args.command)
+        proc = subprocess.Popen(args.command, env={**os.environ, "SEEDSWEEP_CENSUS_DIR": folder})
         try:
             rc = proc.wait()
         except KeyboardInterrupt:
@@ -184,7 +240,8 @@ def main() -> int:
         stop.set()
         sampler.join()
         busy, wall = round(machine_busy() - b0, 1), round(time.monotonic() - t0, 1)
-        rows = [[k[0], k[1], *v] for k, v in seen.items()]
+        rows = flatten(seen)
+        shutil.rmtree(folder, ignore_errors=True)
         if args.raw:
             json.dump({"rows": rows, "busy": busy, "wall": wall}, open(args.raw, "w"))
         summary = summarise(rows, busy, wall, args.top)

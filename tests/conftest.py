@@ -81,6 +81,8 @@ def worker_ray():
                                   "--include-log-monitor=false", "--disable-usage-stats"],
                                  env=env, capture_output=True, text=True, timeout=180)
         assert started.returncode == 0, started.stderr
+        if os.environ.get("SEEDSWEEP_CENSUS_DIR"):       # benchmarks/suite_census.py: this Ray's processes are ours
+            Path(os.environ["SEEDSWEEP_CENSUS_DIR"], "ray-" + os.path.basename(ray_tmp)).write_text(str(os.getpid()))
         yield f"127.0.0.1:{port}"
     finally:
         kill_tagged(tag, ray_tmp)
