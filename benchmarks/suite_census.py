@@ -98,13 +98,19 @@ def sample(seen: dict, stop: threading.Event, exclude: set[int], folder: str | N
         tests, rays = owners(folder)
         parents: dict = {}
         tested: dict = {}
-        for p in sorted((int(x) for x in os.listdir("/proc") if x.isdigit()), key=int):
-            if p in exclude:
+        listed = []
+        for x in os.listdir("/proc"):
+            if not x.isdigit() or int(x) in exclude:
                 continue
             try:
-                with open(f"/proc/{p}/stat") as f:
+                with open(f"/proc/{x}/stat") as f:
                     raw = f.read()
-                fields = raw[raw.rfind(")") + 2:].split()
+                listed.append((int(x), raw[raw.rfind(")") + 2:].split()))
+            except OSError:
+                continue                            # the process ended between two reads
+        # oldest first, so that a parent is placed before its children (process ids wrap around)
+        for p, fields in sorted(listed, key=lambda pf: int(pf[1][19])):
+            try:
                 key, cpu = (p, fields[19]), (int(fields[11]) + int(fields[12])) / HZ
                 row = seen.get(key)
                 if row is None:

@@ -81,10 +81,10 @@ def test_the_simulated_t_of_each_path_is_scipys_t_statistic_on_the_seeded_draws(
     """The boundaries' |t| at each look, path by path, against scipy's one-sample t test on the
     same draws (the seeded stream read path by path, another route than the look-by-look sums):
     a change in the draws or in the arithmetic moves the boundaries of every running study."""
-    from seedsweep.analysis.stats.tboundaries import SEED, _abs_t
+    from seedsweep.analysis.stats.tboundaries import SEED, null_abs_t
 
     counts, paths = (2, 3, 7, 20), 20_000
-    got = _abs_t(counts, paths)
+    got = null_abs_t(counts, paths)
     x = np.random.default_rng(SEED).standard_normal((paths, counts[-1]))
     assert (got[0] == 0).all()                                     # fewer than MIN_UNITS: no t
     for k, c in enumerate(counts[1:], start=1):

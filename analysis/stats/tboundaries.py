@@ -29,7 +29,7 @@ from scipy import special
 
 from .groupseq import spent
 
-__all__ = ["t_boundaries", "z_of_t", "t_of_z", "PATHS", "SEED", "MIN_UNITS"]
+__all__ = ["t_boundaries", "null_abs_t", "z_of_t", "t_of_z", "PATHS", "SEED", "MIN_UNITS"]
 
 #: simulated null paths behind each set of boundaries
 PATHS = 1_000_000
@@ -59,7 +59,7 @@ def t_of_z(z: float, df: int) -> float:
     return float(-special.stdtrit(df, special.ndtr(-z)))
 
 
-def _abs_t(counts: tuple[int, ...], paths: int) -> np.ndarray:
+def null_abs_t(counts: tuple[int, ...], paths: int) -> np.ndarray:
     """|t| of the mean at each look (rows) for each simulated null path (columns).
 
     The paths are drawn in chunks of :data:`_CHUNK`, each a (paths, units)
@@ -102,7 +102,7 @@ def t_boundaries(counts: tuple[int, ...], cap: int, alpha: float, kind: str, pat
     counts = tuple(int(c) for c in counts)
     if not counts or any(b <= a for a, b in zip(counts, counts[1:])):
         raise ValueError(f"look counts must increase: {counts}")
-    t = _abs_t(counts, paths)
+    t = null_abs_t(counts, paths)
     alive = np.ones(paths, dtype=bool)
     crossed, out = 0, []
     for k, c in enumerate(counts):
