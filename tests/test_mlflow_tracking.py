@@ -39,6 +39,12 @@ train: {max_epochs: 4, patience: 4}
 """
 
 
+#: MLflow 3's server starts a job runner with a database store (its GenAI jobs, which seedsweep does not use);
+#: idle, it kept 0.8 of a core busy here, and starting cost 12 CPU-s, not 7
+#: (benchmarks/results/mlflow_server_idle-2026-12-07.json)
+SERVER_ENV = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+
+
 class Server:
     """``mlflow server`` on a free loopback port over a SQLite file; stopped and started again on the same port."""
 
@@ -52,7 +58,7 @@ class Server:
              f"sqlite:///{self.folder / 'mlflow.db'}", "--artifacts-destination", str(self.folder / "artifacts"),
              "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1"],
             cwd=self.folder, stdout=subprocess.DEVNULL, stderr=open(self.folder / "server.log", "ab"),
-            start_new_session=True)
+            start_new_session=True, env=SERVER_ENV)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             try:
