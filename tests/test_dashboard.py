@@ -25,7 +25,7 @@ import pytest
 from seedsweep import analysis
 from seedsweep.analysis.reading.imported import import_csv
 from seedsweep.study.store.studies import load_study
-from tests.conftest import free_port
+from tests.conftest import free_port, seedsweep_here
 from tests.rundirs import write_synthetic_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -447,8 +447,7 @@ def test_the_report_is_one_file_that_opens_offline_with_the_numbers_of_analysis(
     out = tmp_path / "run"
     write_synthetic_run(out, STUDY)
     html = tmp_path / "report.html"
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)],
-                       capture_output=True, text=True)
+    r = seedsweep_here("report", str(out), "-o", str(html))
     assert r.returncode == 0, r.stderr
     text = html.read_text()
     assert "<script src=" not in text                                    # plotly.js is inlined
@@ -473,7 +472,7 @@ def test_the_report_of_a_transformer_study_shows_its_confusion_matrix(tmp_path, 
     write_synthetic_run(out, toy_yaml(tmp_path, epochs=3, compare="{lr: [0.0, 3.0e-3]}").replace("seeds: 2",
                                                                                                  "seeds: 1"))
     html = tmp_path / "report.html"
-    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
+    assert seedsweep_here("report", str(out), "-o", str(html)).returncode == 0
     page = open_report(browser, html)
     confusion = page.figure("confusion")
     assert confusion["data"][0]["type"] == "heatmap"
@@ -518,7 +517,7 @@ def test_dashboard_and_report_work_on_an_imported_directory(tmp_path, browser, d
     assert page.errors == []
     page.close()
     html = tmp_path / "imported.html"
-    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
+    assert seedsweep_here("report", str(out), "-o", str(html)).returncode == 0
     page = open_report(browser, html)
     assert_matches_compare(page, df, "classifier", "-classifier", results=["f1"])
     assert page.errors == [] and page.refused == []
@@ -531,7 +530,7 @@ def test_dashboard_and_report_work_on_an_imported_directory(tmp_path, browser, d
 def test_the_rg2017_report_shows_the_five_tasks_and_the_papers_crf_shares(tmp_path, browser):
     out = import_csv(RG_CSV, tmp_path / "rg")
     html = tmp_path / "rg.html"
-    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
+    assert seedsweep_here("report", str(out), "-o", str(html)).returncode == 0
     page = open_report(browser, html)
     shares = page.figure("winshares-classifier")
     crf = next(t for t in shares["data"] if t["name"] == "CRF")
@@ -689,8 +688,7 @@ def test_the_statistics_figures_show_the_numbers_of_analysis_in_dashboard_and_re
     page.close()
 
     html = tmp_path / "report.html"
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)],
-                       capture_output=True, text=True)
+    r = seedsweep_here("report", str(out), "-o", str(html))
     assert r.returncode == 0, r.stderr
     page = open_report(browser, html)
     ids = page.page.evaluate("Array.from(document.querySelectorAll('.js-plotly-plot, .lazy-figure')).map(gd => gd.id)")
@@ -740,7 +738,7 @@ def test_the_sealed_claims_and_their_verdicts_are_on_the_dashboard_and_in_the_re
     assert page.errors == []
     page.close()
     html = tmp_path / "report.html"
-    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
+    assert seedsweep_here("report", str(out), "-o", str(html)).returncode == 0
     text = html.read_text()
     assert "<caption>claims and verdicts</caption>" in text and "after the results existed" in text
 
@@ -836,7 +834,7 @@ def test_an_adaptive_studys_confidence_sequences_are_on_the_dashboard_and_in_the
     assert page.errors == []
     page.close()
     html = tmp_path / "report.html"
-    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "-o", str(html)]).returncode == 0
+    assert seedsweep_here("report", str(out), "-o", str(html)).returncode == 0
     text = html.read_text()
     assert 'id="sequence-classifier"' in text and "<caption>Decisions</caption>" in text
     assert text.index("<caption>Decisions</caption>") < text.index("<caption>classifier</caption>")
