@@ -18,6 +18,7 @@ from seedsweep.analysis.reading.imported import import_csv
 from seedsweep.analysis.stats.claims import judge
 from seedsweep.study.errors import UserError
 from seedsweep.study.spec.claimsfile import read_claims
+from tests.conftest import seedsweep_here
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", REPO.parent / "shared" / "data"))
@@ -50,6 +51,9 @@ claims:
 
 
 def seedsweep(*args: str) -> subprocess.CompletedProcess:
+    """A study runs as a command of its own; ``claims`` and ``report`` in this process."""
+    if args[0] != "run":
+        return seedsweep_here(*args)
     return subprocess.run([sys.executable, "-m", "seedsweep", *args], capture_output=True, text=True, cwd=REPO,
                           timeout=600)
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,7 +16,7 @@ import pytest
 from seedsweep import analysis, study
 from seedsweep.analysis.stats.improvement import p_improvement
 from seedsweep.study.store.rundir import RunDir
-from tests.conftest import REPO
+from tests.conftest import seedsweep_here
 
 OBJECTIVE = '''
 import math
@@ -40,8 +38,8 @@ def fit(trial):
 
 
 def seedsweep(*args):
-    return subprocess.run([sys.executable, "-m", "seedsweep", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=300)
+    """``seedsweep import`` and ``report`` in this process (what they say and write is the test)."""
+    return seedsweep_here(*args)
 
 
 def tune_experiment(folder, name, space):
