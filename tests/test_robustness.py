@@ -19,6 +19,7 @@ import pytest
 from seedsweep import analysis
 from seedsweep import study
 from seedsweep.analysis.stats.robustness import robustness, robustness_table
+from tests.conftest import seedsweep_here
 
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REPO = Path(__file__).resolve().parents[1]
@@ -165,13 +166,12 @@ def test_compare_on_an_evaluation_column_and_the_robustness_table_agree(robust_r
 
 @needs_sst
 def test_the_report_prints_the_robustness_table_at_the_studys_tau(robust_run, tmp_path):
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(robust_run)], capture_output=True, text=True)
+    r = seedsweep_here("report", str(robust_run))
     assert r.returncode == 0, r.stderr
     assert "**robustness: augment**" in r.stdout and "at τ = 0.2" in r.stdout
     assert "c00003 architecture=" in r.stdout and "| negation | none |" in r.stdout
     page = tmp_path / "report.html"
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(robust_run), "-o", str(page)],
-                       capture_output=True, text=True)
+    r = seedsweep_here("report", str(robust_run), "-o", str(page))
     assert r.returncode == 0, r.stderr
     text = page.read_text()
     assert "id=\"robustness-augment\"" in text and "<caption>robustness: augment</caption>" in text
@@ -198,7 +198,7 @@ def test_the_dashboard_and_the_report_plot_every_models_accuracy_per_population(
     proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "dashboard", str(robust_run), "--port", str(port),
                              "--interval", "0.5"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     page = tmp_path / "report.html"
-    assert subprocess.run([sys.executable, "-m", "seedsweep", "report", str(robust_run), "-o", str(page)]).returncode == 0
+    assert seedsweep_here("report", str(robust_run), "-o", str(page)).returncode == 0
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
