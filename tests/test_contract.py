@@ -15,6 +15,7 @@ import pytest
 from seedsweep import analysis
 from seedsweep.cli import main
 from seedsweep.study.families.transformer import model_source
+from tests.conftest import seedsweep_here
 from tests.rundirs import write_synthetic_run
 from tests.test_transformer import write_toy
 
@@ -164,7 +165,10 @@ train: {{max_epochs: 1, patience: 1}}
     cli = [sys.executable, "-m", "seedsweep"]
 
     def seedsweep(*args: str) -> str:
-        r = subprocess.run(cli + list(args), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+        if args[0] != "run":            # what check, status and report say: in this process
+            r = seedsweep_here(*args, cwd=tmp_path, env=env)
+        else:
+            r = subprocess.run(cli + list(args), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
         assert r.returncode == 0, r.stderr[-3000:]
         return r.stdout + r.stderr
 
