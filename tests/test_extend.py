@@ -98,9 +98,21 @@ def test_doubling_the_budget_with_extend_keeps_the_level_and_editing_until_did_n
     assert half["extend"] <= half["ceiling"], half
 
 
+#: the Ray temp folders _env made (short paths under /tmp: Ray's socket paths are length-limited)
+_MADE: list[str] = []
+
+
 def _env():
-    return {**os.environ, "RAY_AUTH_MODE": "disabled", "SEEDSWEEP_TEST_TAG": uuid.uuid4().hex,
-            "RAY_TMPDIR": tempfile.mkdtemp(prefix="sse-", dir="/tmp")}
+    _MADE.append(tempfile.mkdtemp(prefix="sse-", dir="/tmp"))
+    return {**os.environ, "RAY_AUTH_MODE": "disabled", "SEEDSWEEP_TEST_TAG": uuid.uuid4().hex, "RAY_TMPDIR": _MADE[-1]}
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _remove_ray_folders():
+    """The module's Ray temp folders go when it ends (they were left in /tmp)."""
+    yield
+    for folder in _MADE:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _listing(path) -> list[str]:
