@@ -143,7 +143,7 @@ def main() -> int:
                                    "--artifacts-destination", str(work / "artifacts"), "--host", "127.0.0.1",
                                    "--port", str(mport), "--workers", "1"], cwd=work, stdout=subprocess.DEVNULL,
                                   stderr=subprocess.DEVNULL, start_new_session=True,
-                                  # no job runner: idle, it kept 0.8 of a core busy (mlflow_server_idle-2026-12-07.json)
+                                  # no job runner: idle, it kept 0.6-0.8 of a core busy (mlflow_server_idle-2026-12-07.json)
                                   env={**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"})
         for _ in range(300):
             try:

@@ -24,13 +24,9 @@ import urllib.request
 from pathlib import Path
 
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-
-def busy() -> float:
-    """CPU-seconds the whole machine has been busy."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / os.sysconf("SC_CLK_TCK")
+from benchmarks.ray_cost import busy_seconds as busy  # noqa: E402  (the machine's busy CPU-s, /proc/stat)
 
 
 def one(jobs: bool, idle: float, port: int) -> dict:

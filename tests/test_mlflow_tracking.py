@@ -40,7 +40,7 @@ train: {max_epochs: 4, patience: 4}
 
 
 #: MLflow 3's server starts a job runner with a database store (its GenAI jobs, which seedsweep does not use);
-#: idle, it kept 0.8 of a core busy here, and starting cost 12 CPU-s, not 7
+#: idle, it kept 0.6-0.8 of a core busy here, and starting cost 13-20 CPU-s, not 6-7
 #: (benchmarks/results/mlflow_server_idle-2026-12-07.json)
 SERVER_ENV = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
 
