@@ -57,6 +57,36 @@ def test_the_sequence_keeps_exactly_the_means_whose_capital_stays_below_one_over
                 pytest.fail(f"m={m} was rejected by observation {t} but lies inside ({cs.lower[t]}, {cs.upper[t]})")
 
 
+def bounds_by_the_formula(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds of the betting sequence by its formula on the whole grid at once
+    (every capital by ``exp``, the running sums by ``np.cumsum``)."""
+    m = np.linspace(0.0, 1.0, GRID)
+    lam = stakes(x, alpha)[:, None]
+    with np.errstate(divide="ignore"):
+        up, down = np.minimum(lam, 0.5 / m[None, :]), np.minimum(lam, 0.5 / (1.0 - m[None, :]))
+    diff = x[:, None] - m[None, :]
+    capital = (0.5 * np.exp(np.minimum(np.cumsum(np.log1p(up * diff), axis=0), 700.0))
+               + 0.5 * np.exp(np.minimum(np.cumsum(np.log1p(-down * diff), axis=0), 700.0)))
+    lower, upper, step = [], [], 1.0 / (GRID - 1)
+    for row in capital < 1.0 / alpha:
+        kept = np.flatnonzero(row)
+        lower.append(max(0.0, m[kept[0]] - step) if kept.size else (lower[-1] if lower else 0.0))
+        upper.append(min(1.0, m[kept[-1]] + step) if kept.size else (upper[-1] if upper else 1.0))
+    return np.maximum.accumulate(lower), np.minimum.accumulate(upper)
+
+
+@pytest.mark.parametrize("n", [1, 7, 80, 600])
+def test_the_sequence_computed_by_blocks_equals_the_formula_on_the_whole_grid(n):
+    """betting_cs works a block of the grid at a time and computes the capital only
+    near the level: the bounds equal the whole-grid formula's exactly."""
+    rng = np.random.default_rng(n)
+    for x in (rng.random(n), (rng.random(n) < 0.8).astype(float), np.clip(rng.normal(0.4, 0.05, n), 0, 1)):
+        for alpha in (0.05, 0.2):
+            cs = betting_cs(x, alpha)
+            lower, upper = bounds_by_the_formula(x, alpha)
+            assert np.array_equal(cs.lower, lower) and np.array_equal(cs.upper, upper), (n, alpha)
+
+
 def test_the_stakes_match_the_formula_by_hand():
     x = [1.0, 0.0, 1.0, 1.0]
     by_hand, mean, var, total, squares = [], 0.5, 0.25, 0.0, 0.0

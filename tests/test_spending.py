@@ -87,6 +87,32 @@ def test_the_futility_side_spends_beta_under_the_alternative_by_simulation():
     assert futile == pytest.approx(0.2, abs=3 * math.sqrt(0.2 * 0.8 / 40000))
 
 
+def test_each_looks_futility_stop_is_the_one_its_own_looks_so_far_give():
+    """A mean path's futility stop, solved once for the path's looks at each
+    rounded drift, is the stop of a solve of the looks up to that one alone
+    (the rule as first written): the first look whose |Z| is within its own
+    prefix's futility boundary, before any efficacy crossing."""
+    cap, rng, stops = 40, np.random.default_rng(9), 0
+    looks = [4, 7, 10, 14, 19, 25, 32, 40]
+    for _ in range(60):
+        path = spending_path(rng.standard_normal(cap) * rng.uniform(0.5, 3.0), looks, cap, statistic="mean",
+                             alpha=ALPHA, delta=0.5)
+        expected = None
+        for k, (z, sd) in enumerate(zip(path.z, path.sds)):
+            if not math.isfinite(z):
+                continue
+            if abs(z) >= path.bounds[k]:
+                break                                            # efficacy first: no futility stop
+            drift = round(0.5 * math.sqrt(cap) / sd * 20) / 20
+            a = futility_boundaries(path.fractions[:k + 1], path.bounds[:k + 1], drift, 0.2)[k]
+            if math.isfinite(a) and abs(z) <= a:
+                expected = k
+                break
+        assert (path.decided_look if path.decision == FUTILE else None) == expected, path
+        stops += expected is not None
+    assert stops >= 5, stops                                     # the comparison saw futility stops
+
+
 def test_the_design_budget_has_its_power_and_costs_less_than_the_fixed_design():
     """Normal differences (sd 1), margin 0.5: the fixed paired design needs
     32 configurations; the spending design's budget (what ``plan``

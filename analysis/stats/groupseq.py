@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy import optimize, special, stats
@@ -160,12 +161,18 @@ class Boundaries:
 def boundaries(fractions, alpha: float = 0.05, kind: str = "obf") -> Boundaries:
     """The boundary of each look at the information ``fractions`` reached
     (increasing, the last may be 1: the budget). A look that may spend
-    nothing new (a repeated fraction) gets an infinite boundary."""
-    return _solve(fractions, alpha, kind)
+    nothing new (a repeated fraction) gets an infinite boundary. Solved once
+    per (fractions, alpha, kind) in a process: the result is immutable."""
+    return _solve(tuple(float(f) for f in fractions), float(alpha), kind)
 
 
-def _solve(fractions, alpha: float, kind: str) -> Boundaries:
-    fractions = tuple(float(f) for f in fractions)
+def forget_boundaries() -> None:
+    """Empty :func:`boundaries`' cache (a benchmark's cold start)."""
+    _solve.cache_clear()
+
+
+@lru_cache(maxsize=4096)
+def _solve(fractions: tuple[float, ...], alpha: float, kind: str) -> Boundaries:
     if not fractions or any(b < a for a, b in zip(fractions, fractions[1:])) or fractions[0] <= 0 \
             or fractions[-1] > 1 + 1e-12:
         raise ValueError(f"information fractions must increase within (0, 1]: {fractions}")

@@ -207,7 +207,9 @@ def spending_path(values, counts: list[int], cap: int, *, statistic: str, alpha:
         if held is None and look.z is not None:
             held = look.efficacy
             if held is None and look.drift is not None:
-                a = _futility(fractions[:k + 1], upper_z[:k + 1], look.drift, round(1.0 - power, 10))[k]
+                # look k's boundary depends on looks 0..k only: the whole path's solve (cached) holds it,
+                # shared by every look (and every path with these looks) at this drift
+                a = _futility(fractions, upper_z, look.drift, round(1.0 - power, 10))[k]
                 held = FUTILE if math.isfinite(a) and abs(look.z) <= a else None
             decided_look = k if held is not None else None
         out_dec.append(held or "undecided")
