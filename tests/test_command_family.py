@@ -192,12 +192,15 @@ def test_a_program_that_does_not_exist_is_refused_by_check_resolve(tmp_path):
 
 @pytest.mark.slow
 def test_the_example_script_as_a_command_survives_a_driver_sigkill_and_resumes(tmp_path):
-    """examples/pytorch/command.yaml (2 options x 2 configurations x 2 seeds):
-    SIGKILL the driver while programs run; every program of it is gone
-    (checked by PID); the resume stores every trial key once."""
+    """examples/pytorch/command.yaml at one configuration (2 options x 2 seeds;
+    every program imports torch and scikit-learn, ~5 CPU-s): SIGKILL the
+    driver while programs run; every program of it is gone (checked by PID);
+    the resume stores every trial key once."""
     folder = tmp_path / "example"
     shutil.copytree(EXAMPLE, folder)
     space = folder / "command.yaml"
+    assert "\nsamples: 2\n" in space.read_text()
+    space.write_text(space.read_text().replace("\nsamples: 2\n", "\nsamples: 1\n"))
     # the copy starts a child of its own (a grandchild of the worker) and writes its metrics to the file
     # $SEEDSWEEP_METRICS instead of stdout: a program that stops writing to its pipe does not die of it
     script = folder / "digits.py"
@@ -253,7 +256,7 @@ def test_the_example_script_as_a_command_survives_a_driver_sigkill_and_resumes(t
             time.sleep(0.2)
         assert live(seen) == [], f"programs of the killed study still running: {live(seen)} (killed while {running} ran)"
         stored_before = RunDir(out).read_trials().num_rows
-        assert 1 <= stored_before < 8
+        assert 1 <= stored_before < 4
         print(f"killed while programs {running} ran, {stored_before} trials stored")
 
         children = {int(p.read_text()): None for p in (out / "work").glob("*/child.pid")}
@@ -277,5 +280,5 @@ def test_the_example_script_as_a_command_survives_a_driver_sigkill_and_resumes(t
         shutil.rmtree(private_tmp, ignore_errors=True)
     table = RunDir(out).read_trials()
     keys = table["trial_key"].to_pylist()
-    assert sorted(keys) == sorted(t.key for t in plan_study(load_study(space))[1]) and len(keys) == 8
+    assert sorted(keys) == sorted(t.key for t in plan_study(load_study(space))[1]) and len(keys) == 4
     assert set(table["status"].to_pylist()) == {"ok"}
