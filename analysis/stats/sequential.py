@@ -117,7 +117,7 @@ def betting_cs(x, alpha: float, *, grid: int = GRID, truncation: float = TRUNCAT
         up_cap, down_cap = truncation / m, truncation / (1.0 - m)
     keep = np.empty((len(x), grid), dtype=bool)
     # a block of grid points at a time: the same numbers, in arrays small enough to stay
-    # in the allocator's heap and the cache (whole-grid temporaries made each call ~3x slower here)
+    # in the allocator's heap and the cache (whole-grid temporaries made each call several times slower here)
     width = max(64, _BLOCK // len(x))
     for s in range(0, grid, width):
         cols = slice(s, s + width)
@@ -144,7 +144,7 @@ def betting_cs(x, alpha: float, *, grid: int = GRID, truncation: float = TRUNCAT
 
 def _running_sum(a: np.ndarray) -> np.ndarray:
     """``np.cumsum(a, axis=0)``, the same additions in the same order, a row at a
-    time (numpy's cumsum down the columns of a C-ordered array is ~6x slower)."""
+    time (numpy's cumsum down the columns of a C-ordered array is several times slower)."""
     for i in range(1, len(a)):
         a[i] += a[i - 1]
     return a
@@ -159,7 +159,8 @@ def _below_level(log_up: np.ndarray, log_down: np.ndarray, alpha: float) -> np.n
     hi = np.maximum(log_up, log_down)
     keep = hi < math.log(1.0 / alpha) - 1e-9
     band = ~keep & (hi < math.log(2.0 / alpha) + 1e-9)
-    keep[band] = 0.5 * np.exp(log_up[band]) + 0.5 * np.exp(log_down[band]) < 1.0 / alpha
+    keep[band] = (0.5 * np.exp(np.minimum(log_up[band], 700.0)) + 0.5 * np.exp(np.minimum(log_down[band], 700.0))
+                  < 1.0 / alpha)
     return keep
 
 
