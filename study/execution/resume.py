@@ -41,6 +41,15 @@ def _schema_change(before: pa.Schema, after: pa.Schema) -> str:
     return "; ".join(parts)
 
 
+#: the fix of every refusal of a changed study file
+_CHANGED_FIX = "Run the changed study into a new --out folder, or undo the change."
+
+
+def _where(rd: RunDir, space: Space) -> str:
+    """Where a changed study file is refused: the file against the stored manifest."""
+    return f"{space.path} vs {rd.manifest_path}"
+
+
 def check_same_study(rd: RunDir, space: Space) -> Space:
     """Refuse a changed file whose stored study (the manifest's YAML) differs in what
     the stored trials mean, without the sampled configurations (cheap: an adaptive
@@ -52,8 +61,7 @@ def check_same_study(rd: RunDir, space: Space) -> Space:
     except (KeyError, TypeError):
         raise UserError(str(rd.manifest_path), "the manifest holds no study YAML.",
                         "Restore it, or run the study into a new --out folder.") from None
-    fix = "Run the changed study into a new --out folder, or undo the change."
-    where = f"{space.path} vs {rd.manifest_path}"
+    fix, where = _CHANGED_FIX, _where(rd, space)
     for key, value in _FROZEN.items():
         if value(old) != value(space):
             raise UserError(where, f"'{key}' changed from {value(old)!r} to {value(space)!r}; "
@@ -77,8 +85,7 @@ def check_same_study(rd: RunDir, space: Space) -> Space:
 def check_compatible(rd: RunDir, space: Space, configs: pa.Table) -> None:
     """Refuse a changed file that would change what stored trials mean."""
     check_same_study(rd, space)
-    where = f"{space.path} vs {rd.manifest_path}"
-    fix = "Run the changed study into a new --out folder, or undo the change."
+    fix, where = _CHANGED_FIX, _where(rd, space)
     old_configs = rd.configs()
     if old_configs is None:
         return
