@@ -35,35 +35,12 @@ from functools import lru_cache
 import numpy as np
 
 from seedsweep.analysis.stats import extension, groupseq
-from seedsweep.analysis.stats.sequential import betting_cs, stakes
+from seedsweep.analysis.stats.sequential import betting_cs
 from seedsweep.analysis.stats.spending import spending_looks, spending_path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.extend_level import simulate  # noqa: E402
-
-
-def direct_betting(x: np.ndarray, alpha: float, grid: int = 2001, truncation: float = 0.5) -> tuple:
-    """The peer: the betting sequence's bounds by the formula as first written."""
-    m = np.linspace(0.0, 1.0, grid)
-    lam = stakes(x, alpha)[:, None]
-    with np.errstate(divide="ignore"):
-        up = np.minimum(lam, truncation / m[None, :])
-        down = np.minimum(lam, truncation / (1.0 - m[None, :]))
-    diff = x[:, None] - m[None, :]
-    log_up = np.cumsum(np.log1p(up * diff), axis=0)
-    log_down = np.cumsum(np.log1p(-down * diff), axis=0)
-    capital = 0.5 * np.exp(np.minimum(log_up, 700.0)) + 0.5 * np.exp(np.minimum(log_down, 700.0))
-    keep = capital < 1.0 / alpha
-    lower, upper, none_kept, step = np.empty(len(x)), np.empty(len(x)), np.zeros(len(x), dtype=bool), 1.0 / (grid - 1)
-    for t in range(len(x)):
-        kept = np.flatnonzero(keep[t])
-        if kept.size:
-            lower[t], upper[t] = max(0.0, m[kept[0]] - step), min(1.0, m[kept[-1]] + step)
-        else:
-            none_kept[t] = True
-            lower[t], upper[t] = (lower[t - 1], upper[t - 1]) if t else (0.0, 1.0)
-    lower, upper = np.maximum.accumulate(lower), np.minimum.accumulate(upper)
-    return lower, upper, np.logical_or.accumulate(none_kept | (lower > upper))
+from tests.test_sequential import bounds_by_the_formula  # noqa: E402  (the formula as first written)
 
 
 def timed(fn, repeat: int, before=None):
@@ -82,7 +59,7 @@ def case_betting(repeat: int) -> dict:
     rows = np.random.default_rng(11).lognormal(0.0, 0.6, (2000, 80))
     rows = np.clip(0.5 + (rows - np.exp(0.18)) / 8.0, 0.0, 1.0)          # a skewed null in [0, 1]
     ours_s, ours = timed(lambda: [betting_cs(r, 0.05) for r in rows], repeat)
-    peer_s, peer = timed(lambda: [direct_betting(r, 0.05) for r in rows], repeat)
+    peer_s, peer = timed(lambda: [bounds_by_the_formula(r, 0.05) for r in rows], repeat)
     same = all(np.array_equal(a.lower, p[0]) and np.array_equal(a.upper, p[1]) and np.array_equal(a.empty, p[2])
                for a, p in zip(ours, peer))
     return {"paths": len(rows), "units": rows.shape[1], "seedsweep_s": round(ours_s, 3), "peer_s": round(peer_s, 3),

@@ -57,9 +57,11 @@ def test_the_sequence_keeps_exactly_the_means_whose_capital_stays_below_one_over
                 pytest.fail(f"m={m} was rejected by observation {t} but lies inside ({cs.lower[t]}, {cs.upper[t]})")
 
 
-def bounds_by_the_formula(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def bounds_by_the_formula(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The bounds of the betting sequence by its formula on the whole grid at once
-    (every capital by ``exp``, the running sums by ``np.cumsum``)."""
+    (every capital by ``exp``, the running sums by ``np.cumsum``), and whether the
+    running intersection is empty after each observation
+    (``benchmarks/sequence_speed.py`` times ``betting_cs`` against it)."""
     m = np.linspace(0.0, 1.0, GRID)
     lam = stakes(x, alpha)[:, None]
     with np.errstate(divide="ignore"):
@@ -67,12 +69,14 @@ def bounds_by_the_formula(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.n
     diff = x[:, None] - m[None, :]
     capital = (0.5 * np.exp(np.minimum(np.cumsum(np.log1p(up * diff), axis=0), 700.0))
                + 0.5 * np.exp(np.minimum(np.cumsum(np.log1p(-down * diff), axis=0), 700.0)))
-    lower, upper, step = [], [], 1.0 / (GRID - 1)
+    lower, upper, none, step = [], [], [], 1.0 / (GRID - 1)
     for row in capital < 1.0 / alpha:
         kept = np.flatnonzero(row)
+        none.append(not kept.size)
         lower.append(max(0.0, m[kept[0]] - step) if kept.size else (lower[-1] if lower else 0.0))
         upper.append(min(1.0, m[kept[-1]] + step) if kept.size else (upper[-1] if upper else 1.0))
-    return np.maximum.accumulate(lower), np.minimum.accumulate(upper)
+    lower, upper = np.maximum.accumulate(lower), np.minimum.accumulate(upper)
+    return lower, upper, np.logical_or.accumulate(np.array(none) | (lower > upper))
 
 
 @pytest.mark.parametrize("n", [1, 7, 80, 600])
@@ -80,11 +84,16 @@ def test_the_sequence_computed_by_blocks_equals_the_formula_on_the_whole_grid(n)
     """betting_cs works a block of the grid at a time and computes the capital only
     near the level: the bounds equal the whole-grid formula's exactly."""
     rng = np.random.default_rng(n)
-    for x in (rng.random(n), (rng.random(n) < 0.8).astype(float), np.clip(rng.normal(0.4, 0.05, n), 0, 1)):
+    shifted = np.repeat([1.0, 0.0], [n - n // 2, n // 2])          # the mean moves: the intersection empties
+    emptied = 0
+    for x in (rng.random(n), (rng.random(n) < 0.8).astype(float), np.clip(rng.normal(0.4, 0.05, n), 0, 1), shifted):
         for alpha in (0.05, 0.2):
             cs = betting_cs(x, alpha)
-            lower, upper = bounds_by_the_formula(x, alpha)
+            lower, upper, empty = bounds_by_the_formula(x, alpha)
             assert np.array_equal(cs.lower, lower) and np.array_equal(cs.upper, upper), (n, alpha)
+            assert np.array_equal(cs.empty, empty), (n, alpha)
+            emptied += bool(empty.any())
+    assert emptied >= (1 if n >= 80 else 0)                     # the comparison saw an empty intersection
 
 
 def test_the_stakes_match_the_formula_by_hand():

@@ -146,11 +146,6 @@ class SpendingPath:
 
 
 @lru_cache(maxsize=4096)
-def _efficacy(fractions: tuple[float, ...], alpha: float, kind: str) -> tuple[float, ...]:
-    return boundaries(fractions, alpha, kind).z
-
-
-@lru_cache(maxsize=4096)
 def _mean_efficacy(used: tuple[int, ...], cap: int, alpha: float, kind: str, final: bool = False
                    ) -> tuple[float, ...]:
     """The mean's boundaries on the normal-score scale: the t boundaries
@@ -198,7 +193,7 @@ def spending_path(values, counts: list[int], cap: int, *, statistic: str, alpha:
     fractions = tuple(min(1.0, c / cap) for c in used)
     if final:
         fractions = fractions[:-1] + (1.0,)
-    upper_z = (_efficacy(fractions, alpha, kind) if statistic == "share" else
+    upper_z = (boundaries(fractions, alpha, kind).z if statistic == "share" else   # cached per design
                _mean_efficacy(tuple(used), cap, alpha, kind, final))
     looks = (_share_looks(values, used, fractions, cap, alpha, delta, kind, upper_z) if statistic == "share"
              else _mean_looks(values, used, cap, delta, upper_z))
