@@ -193,8 +193,9 @@ def seedsweep_here(*argv: str, cwd: Path = REPO, env: dict | None = None) -> sub
     from seedsweep.cli import main          # the command line: only the tests that call it import it
 
     out, err = io.StringIO(), io.StringIO()
-    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    saved_env, saved_cwd, saved_argv = dict(os.environ), os.getcwd(), sys.argv
     try:
+        sys.argv = ["seedsweep", *argv]         # what a manifest records as the command
         if env is not None:
             os.environ.clear()
             os.environ.update(env)
@@ -205,7 +206,19 @@ def seedsweep_here(*argv: str, cwd: Path = REPO, env: dict | None = None) -> sub
             except SystemExit as exc:           # argparse's own usage errors
                 code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     finally:
+        sys.argv = saved_argv
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
     return subprocess.CompletedProcess(["seedsweep", *argv], code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def joined_here(ray_local, worker_ray):
+    """``joined_here(*argv, env=..., cwd=...)``: ``seedsweep ARGV --address <the worker's Ray>`` by
+    :func:`seedsweep_here`, in this process, already connected to that Ray (``ray_local``); for tests
+    of what a study on a joined Ray stores and says, not of the driver's process or its own Ray. A
+    subprocess pays a Python start, the driver's imports and a new Ray job each time
+    (``benchmarks/joined_run.py``). The trial actors are the worker Ray's: variables given in
+    ``env`` reach the driver only, and no folder is shipped (not for a family of the user's code)."""
+    return lambda *argv, **kw: seedsweep_here(*argv, "--address", worker_ray, **kw)

@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from seedsweep import analysis, study
+from seedsweep import run as run_with_python
 from seedsweep.analysis.reading.rundirs import WavePolicy
 from seedsweep.analysis.stats.decisions import track
 from seedsweep.analysis.stats.units import units
@@ -27,7 +28,7 @@ from seedsweep.study.errors import UserError
 from seedsweep.study.store.studies import hours_spent
 from seedsweep.study.spec.spacefile import parse_space
 from seedsweep.study.store.rundir import RunDir
-from tests.conftest import REPO, kill_tagged, wait_gone
+from tests.conftest import REPO, kill_tagged, seedsweep_here, wait_gone
 from tests.test_claims import RG_CSV
 from tests.test_kill import sigint_when_stored, sigkill_when_stored, stored
 from tests.rundirs import write_synthetic_run
@@ -47,6 +48,9 @@ until: {budget: {samples: 40}, wave: 4}
 
 
 def seedsweep(*args, env=None, timeout=300):
+    """A study that starts its own Ray runs as a command of its own; every other command in this process."""
+    if args[0] != "run" or "--num-cpus" not in args:
+        return seedsweep_here(*args, env=env)
     return subprocess.run([sys.executable, "-m", "seedsweep", *args], cwd=REPO, capture_output=True, text=True,
                           env=env, timeout=timeout)
 
@@ -56,19 +60,20 @@ def decisions_section(out) -> str:
     return text.split("\n\n**", 2)[0] + "\n" + text.split("\n\n**", 2)[1].split("\n\n")[0]
 
 
-def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the_same_decisions(tmp_path, worker_ray):
+def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the_same_decisions(tmp_path, joined_here):
     """CRF wins every configuration: at 95 % the betting sequence decides after
     10 configurations, so the study stops at the look after the third wave
-    (12 configurations); a driver SIGKILLed during that wave resumes to the
-    same trials, scores and decisions."""
+    (12 configurations); a driver SIGKILLed during that wave (on a Ray of its
+    own) resumes to the same trials, scores and decisions."""
     space = tmp_path / "adaptive.yaml"
     space.write_text(STUDY)
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssa-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     try:
-        # the whole run joins the worker's Ray; the killed driver and its resume each start their own
-        r = seedsweep("run", str(space), "--out", str(whole), "--address", worker_ray, env=env)
+        # the whole run and the resume join the worker's Ray in this process; the killed driver starts its own
+        # (the next start's clean-up of a killed driver's Ray: tests/test_kill.py)
+        r = joined_here("run", str(space), "--out", str(whole))
         assert r.returncode == 0, r.stderr
         assert "wave at 4 configurations: 0 of 1 decided" in r.stderr
         assert "wave at 8 configurations: 0 of 1 decided" in r.stderr
@@ -82,7 +87,7 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
                "--quiet"]
         at_kill = sigkill_when_stored(cmd, killed, 18, env, "the study ended before the third wave could be killed")
         assert 16 < at_kill < 24, at_kill                 # during the third wave
-        again = seedsweep("run", str(space), "--out", str(killed), "--num-cpus", "2", env=env)
+        again = joined_here("run", str(space), "--out", str(killed))
         assert again.returncode == 0, again.stderr
         assert "stopped after 12 configurations: every comparison decided (1)" in again.stderr
         assert f"24 trials in the study; ran {24 - at_kill}, skipped {at_kill} already stored" in again.stderr
@@ -106,7 +111,8 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
     assert (wide["crf"] > wide["softmax"]).all() and len(wide) == 12
 
 
-def test_the_python_api_runs_an_adaptive_study_as_the_command_does_and_stops_where_it_stops(tmp_path, worker_ray):
+def test_the_python_api_runs_an_adaptive_study_as_the_command_does_and_stops_where_it_stops(tmp_path, joined_here,
+                                                                                               worker_ray):
     """``seedsweep.run(file, out)`` and ``seedsweep run file --out`` on the same
     ``until:`` study: both stop after the third wave (12 configurations, CRF
     better in the 10 the sequence needed) with the same Decisions section; the
@@ -114,17 +120,11 @@ def test_the_python_api_runs_an_adaptive_study_as_the_command_does_and_stops_whe
     space = tmp_path / "adaptive.yaml"
     space.write_text(STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))
     cli, api = tmp_path / "cli", tmp_path / "api"
-    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
-    r = seedsweep("run", str(space), "--out", str(cli), "--address", worker_ray, "--quiet", env=env)
+    r = joined_here("run", str(space), "--out", str(cli), "--quiet")
     assert r.returncode == 0, r.stderr
     assert "stopped after 12 configurations: every comparison decided (1)" in r.stderr
-    code = ("import seedsweep, sys\n"
-            "waves = seedsweep.run(sys.argv[1], sys.argv[2], address=sys.argv[3])\n"
-            "print(waves.samples, waves.stopped)")
-    p = subprocess.run([sys.executable, "-c", code, str(space), str(api), worker_ray], cwd=tmp_path,
-                       capture_output=True, text=True, env=env, timeout=300)
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.strip() == "12 every comparison decided (1)"
+    waves = run_with_python(space, api, address=worker_ray)         # the Python API, as a notebook calls it
+    assert (waves.samples, waves.stopped) == (12, "every comparison decided (1)")
     assert decisions_section(api) == decisions_section(cli)
     assert "| classifier | softmax | crf | synthetic | 12 |" in decisions_section(api)
     with pytest.raises(UserError) as err:
@@ -133,7 +133,7 @@ def test_the_python_api_runs_an_adaptive_study_as_the_command_does_and_stops_whe
     assert not (tmp_path / "refused").exists()
 
 
-def test_ctrl_c_in_a_wave_stores_no_half_trained_trial_and_the_same_command_resumes(tmp_path, worker_ray):
+def test_ctrl_c_in_a_wave_stores_no_half_trained_trial_and_the_same_command_resumes(tmp_path, worker_ray, joined_here):
     """The waves share one Tune fit on a thread of the driver (study.execution.fitsession);
     Ctrl-C during the second wave stops its trials, stores none that did not finish, exits
     non-zero saying how to resume, and the same command resumes to the same stop."""
@@ -148,7 +148,7 @@ def test_ctrl_c_in_a_wave_stores_no_half_trained_trial_and_the_same_command_resu
     table = RunDir(out).read_trials()
     before = table.num_rows
     assert set(table["status"].to_pylist()) == {"ok"} and 8 < before < 16, (before, log)
-    again = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray, env=env)
+    again = joined_here("run", str(space), "--out", str(out))
     assert again.returncode == 0, again.stderr
     assert "stopped after 12 configurations: every comparison decided (1)" in again.stderr
     assert f"24 trials in the study; ran {24 - before}, skipped {before} already stored" in again.stderr
@@ -193,20 +193,19 @@ def test_a_bad_until_block_exits_2_with_nothing_written(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
-def test_a_score_outside_the_declared_range_stops_the_study_with_its_rows_kept(tmp_path, worker_ray):
+def test_a_score_outside_the_declared_range_stops_the_study_with_its_rows_kept(tmp_path, joined_here):
     space = tmp_path / "range.yaml"
     space.write_text(re.sub(r"until: .*", "until: {statistic: mean, range: [0, 0.2], budget: {samples: 40}}",
                             STUDY).replace("samples: 4\n", "samples: 2\n").replace("epoch_seconds: 0.4",
                                                                                   "epoch_seconds: 0.0"))
     out = tmp_path / "out"
-    r = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray,
-                  env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    r = joined_here("run", str(space), "--out", str(out))
     assert r.returncode == 2, r.stderr
     assert f"{out}: a stored test_score of" in r.stderr and "outside until.range [0.0, 0.2]" in r.stderr
     assert stored(out) == 4                                   # the first wave's rows are kept
 
 
-def test_a_study_that_cannot_decide_stops_at_its_budget_and_says_so(tmp_path, worker_ray):
+def test_a_study_that_cannot_decide_stops_at_its_budget_and_says_so(tmp_path, joined_here):
     """No true difference: 2 + 2 configurations of budget cannot decide; the
     study stops at the budget, exit 0, and the report says 'undecided at budget'."""
     space = tmp_path / "budget.yaml"
@@ -214,8 +213,7 @@ def test_a_study_that_cannot_decide_stops_at_its_budget_and_says_so(tmp_path, wo
                      .replace("samples: 4\n", "samples: 2\n").replace("crf: 0.03", "crf: 0.0")
                      .replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))
     out = tmp_path / "out"
-    r = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray,
-                  env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    r = joined_here("run", str(space), "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert "stopped after 4 configurations: budget spent: 4 configurations (8 trials)" in r.stderr
     assert "| classifier | softmax | crf | synthetic | 4 |" in r.stdout and "| undecided at budget | – |" in r.stdout

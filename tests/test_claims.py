@@ -68,13 +68,13 @@ def sha256sum(path: Path) -> str:
     return subprocess.run(["sha256sum", str(path)], capture_output=True, text=True, check=True).stdout.split()[0]
 
 
-def test_claims_are_sealed_before_the_first_trial_and_cannot_change_unless_superseded(tmp_path, worker_ray):
+def test_claims_are_sealed_before_the_first_trial_and_cannot_change_unless_superseded(tmp_path, joined_here):
     space = tmp_path / "study.yaml"
     space.write_text(STUDY)
     claims = tmp_path / "claims.yaml"
     claims.write_text(CLAIMS)
     out = tmp_path / "run"
-    r = seedsweep("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet", "--address", worker_ray)
+    r = joined_here("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet")
     assert r.returncode == 0, r.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     record = manifest["claims"]
@@ -86,7 +86,7 @@ def test_claims_are_sealed_before_the_first_trial_and_cannot_change_unless_super
     # a changed claims file: exit 2, nothing written
     claims.write_text(CLAIMS.replace("target: 0.81", "target: 0.79"))
     before = snapshot(out)
-    r = seedsweep("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet")
+    r = seedsweep_here("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet")   # refused
     assert r.returncode == 2 and "--supersede" in r.stderr and str(claims) in r.stderr
     assert snapshot(out) == before
     r = seedsweep("claims", "seal", str(claims), str(out))
@@ -102,7 +102,7 @@ def test_claims_are_sealed_before_the_first_trial_and_cannot_change_unless_super
     assert sha256sum(out / old["file"]) == old["sha256"] == before_hash(before)
 
     # a resume without --claims keeps the record
-    r = seedsweep("run", str(space), "--out", str(out), "--quiet", "--address", worker_ray)
+    r = joined_here("run", str(space), "--out", str(out), "--quiet")
     assert r.returncode == 0, r.stderr
     assert json.loads((out / "manifest.json").read_text())["claims"]["sha256"] == record["sha256"]
 

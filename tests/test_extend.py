@@ -143,7 +143,7 @@ def test_a_changed_until_and_an_extension_without_level_are_refused_with_nothing
 
 
 @pytest.mark.slow
-def test_an_extension_runs_to_its_budget_tests_the_new_configurations_and_keeps_its_looks(tmp_path, worker_ray):
+def test_an_extension_runs_to_its_budget_tests_the_new_configurations_and_keeps_its_looks(tmp_path, joined_here):
     """A spending study of budget 8 stopped after its first wave of 4 (as an
     hours budget stops one); extended to 12 it runs 8 new configurations, CRF
     winning each, and decides at the level left; the looks are kept; a
@@ -152,7 +152,7 @@ def test_an_extension_runs_to_its_budget_tests_the_new_configurations_and_keeps_
     space = tmp_path / "study.yaml"
     space.write_text(study(0.03, 8))
     write_synthetic_run(out, study(0.03, 8))
-    r = seedsweep("extend", str(out), "--budget", "12", "--address", worker_ray, env=_env())
+    r = joined_here("extend", str(out), "--budget", "12")
     assert r.returncode == 0, r.stderr
     ext = json.loads((out / "extension.json").read_text())
     (entry,) = ext["sequences"]
@@ -169,5 +169,5 @@ def test_an_extension_runs_to_its_budget_tests_the_new_configurations_and_keeps_
     assert "Extended (seedsweep extend) from 8 to 12 configurations" in section
     r = seedsweep("extend", str(out), "--budget", "16", env=_env())
     assert r.returncode == 2 and "extended to 12 configurations already" in r.stderr, r.stderr
-    r = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray, "--quiet", env=_env())
+    r = joined_here("run", str(space), "--out", str(out), "--quiet")
     assert r.returncode == 0 and "stopped after 12 configurations" in r.stderr, r.stderr

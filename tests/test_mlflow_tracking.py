@@ -158,7 +158,7 @@ def test_every_stored_trial_is_one_child_run_through_a_killed_driver_and_a_stopp
 
 
 def test_hand_overs_past_the_queue_are_dropped_without_waiting_and_the_closing_catch_up_logs_them(tmp_path,
-                                                                                                  worker_ray):
+                                                                                                  joined_here):
     """The driver's hand-over never waits on MLflow: with room for one trial, the other four are dropped (the
     thread not yet started, so exactly four); the thread's catch-up (here its opening pass) logs every stored trial
     from the run directory, each once, with the trial's scores and epochs as the store holds them."""
@@ -171,8 +171,7 @@ def test_hand_overs_past_the_queue_are_dropped_without_waiting_and_the_closing_c
 
     (tmp_path / "study.yaml").write_text(STUDY.replace("samples: 10", "samples: 2").replace("0.1}", "0.0}"))
     out = tmp_path / "run"
-    r = seedsweep("run", str(tmp_path / "study.yaml"), "--out", str(out), "--address", worker_ray, "--quiet",
-                  env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    r = joined_here("run", str(tmp_path / "study.yaml"), "--out", str(out), "--quiet")
     assert r.returncode == 0, r.stderr
     space, rd = load_study(tmp_path / "study.yaml"), RunDir(out)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"

@@ -245,10 +245,11 @@ train: {{max_epochs: 40, patience: 2, vectorize_seeds: true}}
 
 @needs_sst
 @pytest.mark.slow
-def test_a_driver_killed_mid_population_loses_only_its_unstored_seeds(tmp_path):
-    """SIGKILL the CLI once the first seed of a population is stored, while
-    others still train; the rerun stores every seed key once and leaves the
-    parts stored before the kill byte-identical."""
+def test_a_driver_killed_mid_population_loses_only_its_unstored_seeds(tmp_path, joined_here):
+    """SIGKILL the CLI (on a Ray of its own) once the first seed of a population
+    is stored, while others still train; the rerun (joined to the worker's Ray,
+    in this process) stores every seed key once and leaves the parts stored
+    before the kill byte-identical."""
     import signal
     import shutil
     import tempfile
@@ -288,7 +289,7 @@ def test_a_driver_killed_mid_population_loses_only_its_unstored_seeds(tmp_path):
         kept = snapshot(out)
         n_kept = len([k for k in kept if k.startswith("trials/")])
         assert 0 < n_kept < len(grid), f"the kill must fall inside the populations ({n_kept} of {len(grid)} stored)"
-        rerun = subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, text=True, timeout=400)
+        rerun = joined_here("run", str(path), "--out", str(out), "--quiet")
         assert rerun.returncode == 0, rerun.stdout + rerun.stderr
         assert f"{n_kept} already stored, {len(grid) - n_kept} to run" in rerun.stdout + rerun.stderr
     finally:

@@ -185,7 +185,7 @@ def test_a_study_on_a_flaky_object_store_writes_resumes_compacts_and_reads_with_
 
 
 def test_a_tuned_study_writes_to_an_object_store_and_asks_what_a_local_run_asks(s3_server, tmp_path, monkeypatch,
-                                                                                  worker_ray):
+                                                                                  joined_here):
     """A tuned study whose run directory is an ``s3://`` URI: its Optuna
     journals live in a local cache folder, rebuilt from the stored rows when
     lost; every trial key is stored once, and the asks (the parameters of
@@ -208,8 +208,7 @@ def test_a_tuned_study_writes_to_an_object_store_and_asks_what_a_local_run_asks(
     env.pop("RAY_ADDRESS", None)
 
     def run(out) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space), "--out", out, "--address",
-                               worker_ray, "--quiet"], env=env, cwd=REPO, capture_output=True, text=True, timeout=600)
+        return joined_here("run", str(space), "--out", out, "--quiet", env=env)       # the driver writes the store
 
     try:
         r = run(uri)

@@ -23,7 +23,8 @@ import pytest
 
 from seedsweep.cli import main
 from seedsweep.study.store.rundir import RunDir
-from tests.test_claims import CLAIMS, STUDY, seedsweep, sha256sum, snapshot
+from tests.conftest import seedsweep_here
+from tests.test_claims import CLAIMS, STUDY, sha256sum, snapshot
 from tests.rundirs import write_synthetic_run
 from tests.test_dashboard import FIGURE_READY, Page, browser, dashboard  # noqa: F401 -- the fixtures
 
@@ -53,14 +54,15 @@ def footer_stamps(folder: Path) -> list[list[str]]:
 
 
 @pytest.fixture(scope="module")
-def sealed_run(tmp_path_factory, worker_ray) -> tuple[Path, Path]:
+def sealed_run(tmp_path_factory, worker_ray, ray_local) -> tuple[Path, Path]:
     """A synthetic study run with its claims sealed first: (run directory, study file), on the worker's Ray."""
     tmp = tmp_path_factory.mktemp("sealed")
     space, claims = tmp / "study.yaml", tmp / "claims.yaml"
     space.write_text(STUDY)
     claims.write_text(CLAIMS)
     out = tmp / "run"
-    r = seedsweep("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet", "--address", worker_ray)
+    r = seedsweep_here("run", str(space), "--out", str(out), "--claims", str(claims), "--quiet", "--address",
+                       worker_ray)           # in this process, joined to the worker's Ray (tests.conftest.joined_here)
     assert r.returncode == 0, r.stderr
     return out, space
 

@@ -204,9 +204,10 @@ train: {max_epochs: 1, patience: 1}
 
 
 @pytest.mark.slow
-def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path, space_file):
-    """The real CLI, SIGKILLed inside a fold (its shards written, its parts not
-    yet removed), then resumed: every key stored once, nothing lost or changed."""
+def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path, space_file, joined_here):
+    """The real CLI (on a Ray of its own), SIGKILLed inside a fold (its shards
+    written, its parts not yet removed), then resumed (joined to the worker's
+    Ray, in this process): every key stored once, nothing lost or changed."""
     from seedsweep.study.execution.runner import plan_study
     from seedsweep.study.store.studies import load_study
     from tests.conftest import REPO, kill_tagged, wait_gone
@@ -239,9 +240,9 @@ def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path,
         epochs_before = rd.read_epochs()
         assert epochs_before.num_rows == len(before), "each stored trial's one epoch, read once"
 
-        proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        log = proc.communicate(timeout=300)[0].decode()
-        assert proc.returncode == 0, log
+        done = joined_here("run", str(path), "--out", str(out), "--quiet", env=env)
+        log = done.stdout + done.stderr
+        assert done.returncode == 0, log
         assert f"{len(before)} already stored" in log, log
     finally:
         wait_gone(tag, timeout=150, ray_tmp=ray_tmp, orphans=True)

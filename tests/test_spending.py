@@ -8,7 +8,6 @@ synthetic study through the engine's waves."""
 from __future__ import annotations
 
 import math
-import os
 import re
 
 import numpy as np
@@ -20,7 +19,7 @@ from seedsweep.analysis.stats.planning import fixed_configurations
 from seedsweep.analysis.stats.spending import FUTILE, design_configurations, look_counts, spending_path
 from seedsweep.study.spec.spacefile import parse_space
 from seedsweep.study.spec.until import look_schedule
-from tests.test_adaptive import STUDY, seedsweep
+from tests.test_adaptive import STUDY
 
 ALPHA, REPS = 0.05, 2000
 #: the largest rate a level-alpha rule may show in REPS replications (alpha + 3 standard errors)
@@ -151,7 +150,7 @@ def test_looks_count_the_units_of_the_configurations_run_by_then():
     assert path.counts == (4, 8, 12), "a look with no new unit spends nothing"
 
 
-def test_a_spending_study_runs_its_looks_and_stops_with_the_decision(tmp_path, worker_ray):
+def test_a_spending_study_runs_its_looks_and_stops_with_the_decision(tmp_path, joined_here):
     """CRF wins every configuration: the exact sign test under O'Brien-Fleming
     spending cannot decide at 4 or 8 of the 40 budgeted configurations (the
     level spent there is below 2 / 2^8) and decides 'B better' at a later
@@ -164,8 +163,7 @@ def test_a_spending_study_runs_its_looks_and_stops_with_the_decision(tmp_path, w
     until = parse_space(text, "s.yaml").until
     assert until.looks(4, 2) == list(range(4, 41))
     out = tmp_path / "out"
-    r = seedsweep("run", str(space), "--out", str(out), "--address", worker_ray,
-                  env={**os.environ, "RAY_AUTH_MODE": "disabled"})
+    r = joined_here("run", str(space), "--out", str(out))
     assert r.returncode == 0, r.stderr
     assert "wave at 4 configurations: 0 of 1 decided" in r.stderr
     assert "wave at 8 configurations: 0 of 1 decided" in r.stderr

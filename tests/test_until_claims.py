@@ -126,7 +126,8 @@ def test_a_claim_judged_anytime_is_wider_and_says_which_sequence():
     assert unknown.verdict.verdict == "inconclusive" and "until.range" in unknown.verdict.why
 
 
-def test_a_study_waits_past_its_decisions_for_a_claims_gate_and_a_killed_driver_stops_at_the_same_look(tmp_path, worker_ray):
+def test_a_study_waits_past_its_decisions_for_a_claims_gate_and_a_killed_driver_stops_at_the_same_look(tmp_path,
+                                                                                                      joined_here):
     """CRF wins every configuration: the pair is decided after 10
     configurations (the look at 12), but the claim "CRF wins at least 80 %"
     needs the betting sequence's lower bound above 0.8, first reached at 18
@@ -139,9 +140,9 @@ def test_a_study_waits_past_its_decisions_for_a_claims_gate_and_a_killed_driver_
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     whole, killed = tmp_path / "whole", tmp_path / "killed"
     try:
-        # the whole run joins the worker's Ray; the killed driver and its resume each start their own
-        r = seedsweep("run", str(space), "--out", str(whole), "--address", worker_ray, "--claims", str(claims),
-                      env=env)
+        # the whole run and the resume join the worker's Ray in this process; the killed driver starts its own
+        # (the next start's clean-up of a killed driver's Ray: tests/test_kill.py)
+        r = joined_here("run", str(space), "--out", str(whole), "--claims", str(claims))
         assert r.returncode == 0, r.stderr
         assert ("wave at 12 configurations: every comparison decided (1); 0 of 1 claims' gates reached "
                 "(waiting for crf-wins)") in r.stderr
@@ -159,7 +160,7 @@ def test_a_study_waits_past_its_decisions_for_a_claims_gate_and_a_killed_driver_
         at_kill = sigkill_when_stored(cmd, killed, 26, env,
                                       "the study ended before the wave after the decision could be killed")
         assert 24 < at_kill < 32, at_kill                 # the wave from 12 to 16 configurations: decided, waiting
-        again = seedsweep("run", str(space), "--out", str(killed), "--num-cpus", "2", env=env)
+        again = joined_here("run", str(space), "--out", str(killed))
         assert again.returncode == 0, again.stderr
         assert "stopped after 20 configurations: every comparison decided (1); every claim's gate reached (1)" \
             in again.stderr

@@ -135,7 +135,7 @@ def shared_actor(pids: list[str], per_wave: int) -> bool:
 
 @pytest.mark.slow
 def test_an_adaptive_and_a_tuned_study_of_a_function_defined_in_python(tmp_path, bowl, ray_local, monkeypatch,
-                                                                        worker_ray):
+                                                                        joined_here):
     import seedsweep as api
 
     monkeypatch.syspath_prepend(str(bowl))
@@ -165,8 +165,7 @@ def test_an_adaptive_and_a_tuned_study_of_a_function_defined_in_python(tmp_path,
     assert rows.lr.nunique() > 4 and "tuned" in analysis.report(tmp_path / "tune", n_bootstrap=50)
 
     # a definition is a study file in every respect: rerun from its manifest, nothing left to do
-    again = seedsweep("run", str(tmp_path / "until"), "--out", str(tmp_path / "until"), "--quiet",
-                      "--address", worker_ray)
+    again = joined_here("run", str(tmp_path / "until"), "--out", str(tmp_path / "until"), "--quiet")
     assert again.returncode == 0, again.stderr[-2000:]
     assert "0 to run" in again.stderr
     adaptive.save(tmp_path / "until.yaml")
