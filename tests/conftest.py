@@ -7,6 +7,7 @@ import contextlib
 import io
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -20,6 +21,13 @@ import psutil
 import pytest
 
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+
+# A suite started in the background by a shell without job control (`make test &` in a script) inherits
+# SIGINT ignored, and so would every driver a test starts: the Ctrl-C tests (tests/test_kill.py
+# sigint_when_stored) would send a signal the driver never sees. A test sends SIGINT as a terminal does to
+# its foreground job, so this process (and through exec, each driver) takes it the default way.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parents[1]
 

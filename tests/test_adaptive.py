@@ -143,7 +143,7 @@ def test_ctrl_c_in_a_wave_stores_no_half_trained_trial_and_the_same_command_resu
     cmd = [sys.executable, "-m", "seedsweep", "run", str(space), "--out", str(out), "--address", worker_ray]
     env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     code, log = sigint_when_stored(cmd, out, 10, env)
-    assert code != 0, "an interrupted study must not exit 0"
+    assert code != 0, "an interrupted study must not exit 0:\n" + log[-3000:]
     assert "wave at 4 configurations: 0 of 1 decided" in log and "run the same command again to resume" in log, log
     table = RunDir(out).read_trials()
     before = table.num_rows
