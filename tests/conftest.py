@@ -20,6 +20,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+from seedsweep.study.execution.session import FORWARDED_ENV
+
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 # A suite started in the background by a shell without job control (`make test &` in a script) inherits
@@ -78,10 +80,14 @@ def worker_ray():
     ``benchmarks/results/suite-census-2026-12-07.json``); no log monitor, which
     globs the session's log folder ten times a second and whose lines no driver
     here reads (they all join with ``log_to_driver=False``). Both measured in
-    ``benchmarks/results/worker-ray-2026-12-07.txt``."""
+    ``benchmarks/results/worker-ray-2026-12-07.txt``. Started without the variables a driver
+    forwards to its workers (``FORWARDED_ENV``: SEEDSWEEP_DATA…), as a cluster's nodes are, so that a
+    test of that forwarding can join it (tests/test_address.py)."""
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssw-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)
+    for name in FORWARDED_ENV:
+        env.pop(name, None)
     port = free_port()
     try:
         started = subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}",

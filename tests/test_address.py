@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import socket
 import subprocess
 import sys
-import tempfile
-import uuid
 from pathlib import Path
 
 import pytest
 
 from seedsweep import analysis
-from tests.conftest import REPO, free_port, kill_tagged, wait_gone
+from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
@@ -54,38 +52,29 @@ def small_conll2000(folder: Path) -> None:
 
 
 @pytest.mark.parametrize("study", ["synthetic", "tagger"])
-def test_run_joins_a_cluster_started_with_ray_start(tmp_path, space_file, study):
-    """The tagger case also shows that SEEDSWEEP_DATA, set for the driver only,
-    reaches the workers of a cluster started without it."""
-    tag = uuid.uuid4().hex
-    ray_tmp = tempfile.mkdtemp(prefix="ssa-", dir="/tmp")
-    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+def test_run_joins_a_cluster_started_with_ray_start(tmp_path, space_file, study, worker_ray):
+    """The cluster is the pytest worker's own Ray (``worker_ray``: ``ray start
+    --head`` in processes of its own, with its own temp dir, started without
+    SEEDSWEEP_DATA); the driver is a process of its own. The tagger case also
+    shows that SEEDSWEEP_DATA, set for the driver only, reaches the cluster's
+    workers: the corpus is a folder only the driver's environment leads to."""
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)
     env.pop("SEEDSWEEP_DATA", None)
-    driver_env = dict(env)
     if study == "tagger":
         small_conll2000(tmp_path / "data" / "conll2000")
-        driver_env["SEEDSWEEP_DATA"] = str(tmp_path / "data")
-    port = free_port()
-    ray_cli = str(Path(sys.executable).parent / "ray")
+        env["SEEDSWEEP_DATA"] = str(tmp_path / "data")
     out = tmp_path / "run"
-    try:
-        started = subprocess.run([ray_cli, "start", "--head", f"--port={port}", "--num-cpus=2",
-                                  f"--temp-dir={ray_tmp}", "--include-dashboard=false", "--disable-usage-stats"],
-                                 env=env, capture_output=True, text=True, timeout=120)
-        assert started.returncode == 0, started.stderr
-        text = SPACE if study == "synthetic" else TAGGER
-        proc = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space_file(text)), "--out", str(out),
-                               "--address", f"127.0.0.1:{port}", "--quiet"],
-                              env=driver_env, cwd=REPO, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-    finally:
-        kill_tagged(tag, ray_tmp)  # the cluster's daemons, by PID
-        left = wait_gone(tag, timeout=30, ray_tmp=ray_tmp)
-        shutil.rmtree(ray_tmp, ignore_errors=True)  # with it the address file `ray start` wrote
-    assert left == []
+    text = SPACE if study == "synthetic" else TAGGER
+    proc = subprocess.run([sys.executable, "-m", "seedsweep", "run", str(space_file(text)), "--out", str(out),
+                           "--address", worker_ray, "--quiet"], env=env, cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
     df = analysis.load(out)
     assert len(df) == (6 if study == "synthetic" else 2) and (df.status == "ok").all(), df[["status", "error"]]
     manifest = json.loads((out / "manifest.json").read_text())
-    assert [n["CPU"] for n in manifest["accelerators"]["nodes"]] == [2.0]
+    assert [n["CPU"] for n in manifest["accelerators"]["nodes"]] == [1.0]        # the worker Ray's one CPU
     assert "--address" in manifest["command"]
+    # the driver stopped nothing it did not start: the cluster's head still takes connections
+    host, port = worker_ray.rsplit(":", 1)
+    socket.create_connection((host, int(port)), timeout=5).close()
