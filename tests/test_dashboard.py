@@ -561,8 +561,7 @@ def test_static_images_of_every_report_figure(tmp_path, fmt, magic):
     out = tmp_path / "run"
     write_synthetic_run(out, STUDY)
     folder = tmp_path / "figures"
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "report", str(out), "--images", str(folder),
-                        "--image-format", fmt], capture_output=True, text=True)
+    r = seedsweep_here("report", str(out), "--images", str(folder), "--image-format", fmt)
     assert r.returncode == 0, r.stderr
     files = sorted(p.name for p in folder.iterdir())
     assert f"winshares-classifier.{fmt}" in files and f"curves.{fmt}" in files and f"problems.{fmt}" in files

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from seedsweep.study.store.rundir import RunDir
-from tests.conftest import REPO, free_port
+from tests.conftest import REPO, free_port, seedsweep_here
 from tests.test_kill import sigkill_when_stored
 
 STUDY = """name: tracked
@@ -88,13 +88,9 @@ def children(uri, study="tracked"):
             if r.data.tags.get("mlflow.parentRunId") == parents[0].info.run_id]
 
 
-def seedsweep(*args, env):
-    return subprocess.run([sys.executable, "-m", "seedsweep", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=300)
-
-
 @pytest.mark.slow           # a real MLflow server started twice and three runs of a study (about 40 s)
-def test_every_stored_trial_is_one_child_run_through_a_killed_driver_and_a_stopped_server(tmp_path, worker_ray):
+def test_every_stored_trial_is_one_child_run_through_a_killed_driver_and_a_stopped_server(tmp_path, worker_ray,
+                                                                                          joined_here):
     server = Server(tmp_path)
     (tmp_path / "study.yaml").write_text(STUDY)
     out = tmp_path / "run"
@@ -127,7 +123,8 @@ def test_every_stored_trial_is_one_child_run_through_a_killed_driver_and_a_stopp
         server.start()
         missing = len(stored) - len([k for k, s in children(server.uri) if s == "FINISHED"])
         assert missing > 0, "the stopped server should have missed some trials"
-        r = seedsweep(*cmd, "--quiet", env=env)
+        # (in this process, joined to the same Ray: a driver's process is the point of the two runs above)
+        r = joined_here("run", str(tmp_path / "study.yaml"), "--out", str(out), "--mlflow", server.uri, "--quiet", env=env)
         assert r.returncode == 0, r.stderr
         assert "40 trials logged" in r.stderr, r.stderr
         logged = children(server.uri)
@@ -144,15 +141,15 @@ def test_every_stored_trial_is_one_child_run_through_a_killed_driver_and_a_stopp
 
         # round trip: imported back from MLflow, the same comparison table as the study's own report
         back = tmp_path / "back"
-        r = seedsweep("import", "--tracking-uri", server.uri, "--experiment", "tracked", "--out", str(back),
+        r = seedsweep_here("import", "--tracking-uri", server.uri, "--experiment", "tracked", "--out", str(back),
                       "--score", "best/test_score", "--dev-score", "best/dev_score", "--choice", "classifier",
                       "--options", "softmax,crf", "--seed", "tags/seed", "--task", "tags/task", env=env)
         assert r.returncode == 0, r.stderr
         assert "classifier (synthetic-chunking): 10 of 10 configurations pair" in r.stdout, r.stdout
     finally:
         server.stop()
-    ours = seedsweep("report", str(out), env=env).stdout
-    theirs = seedsweep("report", str(back), env=env).stdout
+    ours = seedsweep_here("report", str(out), env=env).stdout
+    theirs = seedsweep_here("report", str(back), env=env).stdout
     table = ours.split("**classifier**")[1].split("\n\n- ")[0]
     assert "win share" in table and table == theirs.split("**classifier**")[1].split("\n\n- ")[0]
 

@@ -21,6 +21,7 @@ from seedsweep.study.families.sentencedata import load_sentences, read_sst_trees
 from seedsweep.study.schema import TrialSpec
 from seedsweep.study.spec.spacefile import parse_space
 from seedsweep.study.store.rundir import RunDir
+from tests.conftest import seedsweep_here
 
 DATA = Path(os.environ.get("SEEDSWEEP_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 REPO = Path(__file__).resolve().parents[1]
@@ -242,14 +243,13 @@ def test_user_errors_survive_pickling_from_a_worker():
 def test_check_refuses_bad_transformer_settings_with_exit_2(tmp_path, fixed, message):
     f = tmp_path / "bad.yaml"
     f.write_text(toy_yaml(tmp_path, fixed))
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(f)], capture_output=True, text=True)
+    r = seedsweep_here("check", str(f))
     assert r.returncode == 2 and message in r.stderr and str(f) in r.stderr
 
 
 @pytest.mark.parametrize("name", ["sst5_models.yaml", "sst5_offline.yaml"])
 def test_the_sst5_study_files_pass_check_offline(name):
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "check", str(REPO / "search_spaces" / name)],
-                       capture_output=True, text=True, env={**os.environ, "SEEDSWEEP_DATA": "/nonexistent"})
+    r = seedsweep_here("check", str(REPO / "search_spaces" / name), env={**os.environ, "SEEDSWEEP_DATA": "/nonexistent"})
     assert r.returncode == 0, r.stderr
     assert "trials" in r.stdout
 
