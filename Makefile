@@ -36,14 +36,16 @@ browser:
 # 19:58 and 2,213, benchmarks/results/suite-durations-2026-12-06-joined.txt; 852 tests at 2: 20:43 and
 # 2,101, benchmarks/results/suite-census-2026-12-07-s2.json; on another machine 21:01 and 2,145
 # for that code, 18:30 and 1,814 with joined studies run in the test's process:
-# benchmarks/results/suite-census-2026-12-07-s3-before.json, suite-census-2026-12-07-s3.json).
+# benchmarks/results/suite-census-2026-12-07-s3-before.json, suite-census-2026-12-07-s3.json; on a third,
+# 21:07 and 2,021 after smaller notebook runs and more commands in the test's process:
+# suite-census-2026-12-07-s4.json).
 WORKERS ?= 2
 test: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS) --durations=30
 
 # The inner loop: the tests that are not slow (marked slow, or recorded at 3 s or more in
-# tests/durations.txt: conftest.py): 716 tests, 2:03 and 223 CPU-s
-# (benchmarks/results/test-fast-2026-12-07-s3.txt). make test stays the whole suite.
+# tests/durations.txt: conftest.py): 710 tests, 2:03 and 233 CPU-s
+# (benchmarks/results/test-fast-2026-12-07-s4.txt). make test stays the whole suite.
 test-fast: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -q -n $(WORKERS) -m "not slow" --durations=10
 
