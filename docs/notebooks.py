@@ -8,7 +8,8 @@ the suite until this is run again::
     SEEDSWEEP_SHARED_DATA=../shared/data .venv/bin/python docs/notebooks.py
 
 Every notebook runs at its full size (the suite runs ``encoder_rankings`` at a
-quarter of it); a page's first cell says when it ran and how long it took.
+quarter of it and ``sst2_robustness`` on two seeds, not three, through
+``SEEDSWEEP_NOTEBOOK_SCALE``); a page's first cell says when it ran and how long it took.
 """
 
 from __future__ import annotations

@@ -20,8 +20,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from seedsweep.study.execution.session import FORWARDED_ENV
-
 os.environ.setdefault("RAY_AUTH_MODE", "disabled")
 
 # A suite started in the background by a shell without job control (`make test &` in a script) inherits
@@ -86,6 +84,8 @@ def worker_ray():
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssw-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)
+    from seedsweep.study.execution.session import FORWARDED_ENV     # the engine: only where a Ray is started
+
     for name in FORWARDED_ENV:
         env.pop(name, None)
     port = free_port()

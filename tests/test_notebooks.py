@@ -57,7 +57,8 @@ SST5 = RG_CSV.parents[1] / "sst5"
                     reason=f"SST-5 not found at {SST5} (set SEEDSWEEP_SHARED_DATA to the shared data folder)")
 def test_encoder_rankings_notebook_sets_zero_training_beside_fine_tuned():
     # the shipped notebook on a smaller subset (0.25 of 600/200/250 sentences) and, below full size, one
-    # fine-tuning seed per model (3 trials, not 6: the fine-tuning was most of this test's 190 s); its full-size
+    # fine-tuning seed per model (3 trials, not 6: the fine-tuning was most of this test's 190 s) on sentences cut
+    # at 32 tokens, not 48 (benchmarks/results/shrink-trials-2026-12-07.txt: 3 epochs collapse); its full-size
     # studies are benchmarks/results/encoder_study-2026-12-01.json
     nb, text = execute("encoder_rankings.ipynb", SST5.parent, timeout=900, env={"SEEDSWEEP_NOTEBOOK_SCALE": "0.25"})
     assert "subset of SST-5 written to" in text and "{'train': 150, 'dev': 50, 'test': 62}" in text
