@@ -92,8 +92,8 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
         assert "stopped after 12 configurations: every comparison decided (1)" in again.stderr
         assert f"24 trials in the study; ran {24 - at_kill}, skipped {at_kill} already stored" in again.stderr
     finally:
-        wait_gone(tag, timeout=150, ray_tmp=ray_tmp, orphans=True)
-        kill_tagged(tag, ray_tmp)
+        kill_tagged(tag, ray_tmp)          # clean-up, not a claim: what is left is killed, not waited for
+        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
         shutil.rmtree(ray_tmp, ignore_errors=True)
     a, b = RunDir(whole).read_trials().to_pandas(), RunDir(killed).read_trials().to_pandas()
     assert len(b) == b.trial_key.nunique() == 24, "every trial key once"

@@ -274,8 +274,8 @@ def test_the_example_script_as_a_command_survives_a_driver_sigkill_and_resumes(t
             time.sleep(0.2)
         assert live(now) == [], f"children of the resumed study's programs still running: {live(now)}"
     finally:
-        wait_gone(tag, timeout=90, ray_tmp=ray_tmp, orphans=True)
-        kill_tagged(tag, ray_tmp)
+        kill_tagged(tag, ray_tmp)          # clean-up, not a claim: what is left is killed, not waited for
+        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
         shutil.rmtree(ray_tmp, ignore_errors=True)
         shutil.rmtree(private_tmp, ignore_errors=True)
     table = RunDir(out).read_trials()

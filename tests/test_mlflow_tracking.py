@@ -34,7 +34,7 @@ space:
   dropout: {choice: [none, naive]}
   dropout_rate: {choice: [0.1, 0.5], when: {dropout: [naive]}}
   lr: {loguniform: [1.0e-4, 1.0e-2]}
-fixed: {epoch_seconds: 0.1}
+fixed: {epoch_seconds: 0.05}
 train: {max_epochs: 4, patience: 4}
 """
 
@@ -212,7 +212,7 @@ def test_a_study_that_does_not_log_to_mlflow_never_imports_it_and_leaves_it_impo
     driver (to count callbacks); a study without ``tracking:`` runs without it
     (study.execution.session.without_mlflow_import), and afterwards ``import
     mlflow`` and Ray's own MLflow integration get the real package."""
-    (tmp_path / "s.yaml").write_text(STUDY.replace("samples: 10", "samples: 1").replace("epoch_seconds: 0.1",
+    (tmp_path / "s.yaml").write_text(STUDY.replace("samples: 10", "samples: 1").replace("epoch_seconds: 0.05",
                                                                                            "epoch_seconds: 0.0"))
     r = subprocess.run([sys.executable, "-c", UNTRACKED, str(tmp_path / "s.yaml"), str(tmp_path / "run"), worker_ray],
                        cwd=REPO, capture_output=True, text=True, timeout=300,

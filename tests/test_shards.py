@@ -245,8 +245,8 @@ def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path,
         assert done.returncode == 0, log
         assert f"{len(before)} already stored" in log, log
     finally:
-        wait_gone(tag, timeout=150, ray_tmp=ray_tmp, orphans=True)
-        kill_tagged(tag, ray_tmp)
+        kill_tagged(tag, ray_tmp)          # clean-up, not a claim: what is left is killed, not waited for
+        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
         shutil.rmtree(ray_tmp, ignore_errors=True)
     after = rd.read_trials(["trial_key", "status", "test_score", "finished_at"]).to_pylist()
     keys = [r["trial_key"] for r in after]
