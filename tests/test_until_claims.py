@@ -32,7 +32,8 @@ from tests.conftest import kill_tagged, wait_gone
 from tests.test_adaptive import STUDY as ADAPTIVE, seedsweep
 from tests.test_kill import sigkill_when_stored
 
-STUDY = ADAPTIVE.replace("wave: 4}", "wave: 4, claims: true}")
+# 0.2 s an epoch, not test_adaptive's 0.4: enough for the SIGKILL below to land inside a wave of 8 trials
+STUDY = ADAPTIVE.replace("wave: 4}", "wave: 4, claims: true}").replace("epoch_seconds: 0.4", "epoch_seconds: 0.2")
 
 CLAIMS = """
 source: "a synthetic check of until.claims"
@@ -183,7 +184,7 @@ def test_a_study_waits_past_its_decisions_for_a_claims_gate_and_a_killed_driver_
 
 def test_until_claims_without_sealed_claims_or_bounds_exits_2_with_nothing_written(tmp_path):
     space = tmp_path / "s.yaml"
-    space.write_text(STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.0"))
+    space.write_text(STUDY.replace("epoch_seconds: 0.2", "epoch_seconds: 0.0"))
     out = tmp_path / "out"
     r = seedsweep("run", str(space), "--out", str(out))
     assert r.returncode == 2 and "until.claims" in r.stderr and "--claims FILE" in r.stderr, r.stderr
