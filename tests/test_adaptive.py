@@ -66,7 +66,7 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
     (12 configurations); a driver SIGKILLed during that wave (on a Ray of its
     own) resumes to the same trials, scores and decisions."""
     space = tmp_path / "adaptive.yaml"
-    space.write_text(STUDY)
+    space.write_text(STUDY.replace("epoch_seconds: 0.4", "epoch_seconds: 0.2"))    # the kill still lands in wave 3
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssa-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     whole, killed = tmp_path / "whole", tmp_path / "killed"
