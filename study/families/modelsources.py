@@ -9,7 +9,10 @@ A model option is ``[random:]NAME[@LAYERS]``:
   hub id is first looked up on the model search path ``SEEDSWEEP_MODELS``
   (folders separated by ``:``; the id ``org/name`` is the folder
   ``<entry>/org/name``), then in the local Hugging Face cache, or downloaded
-  into it where the machine has internet.
+  into it where the machine has internet. With ``HF_HUB_OFFLINE=1`` a check looks
+  in the cache only, tries no connection, and names a model it cannot find there
+  (:func:`hub_offline` reads the variable at each check, also when it was set after the
+  hub library was imported).
 * ``random:`` -- the same architecture (and tokenizer) with randomly
   initialised weights: the floor any pretrained encoder must beat.
 * ``@LAYERS`` -- only the first LAYERS transformer layers (a smaller model of
