@@ -114,10 +114,10 @@ def describe_model(name: str, path: str) -> str:
     from huggingface_hub import constants as hub        # the hub library under transformers: only to check a model
     from transformers import AutoConfig
 
-    offline, was = hub_offline(), hub.HF_HUB_OFFLINE
-    hub.HF_HUB_OFFLINE = was or offline         # the hub's own switch, read when it was imported, agrees for the call
+    was = hub.HF_HUB_OFFLINE
+    hub.HF_HUB_OFFLINE = was or hub_offline()   # the hub's own switch, read when it was imported, agrees for the call
     try:
-        AutoConfig.from_pretrained(path, local_files_only=offline)
+        AutoConfig.from_pretrained(path)
     except (OSError, ValueError) as exc:
         raise load_failure(name, exc) from None
     finally:
