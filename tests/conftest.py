@@ -99,9 +99,7 @@ def worker_ray():
             Path(os.environ["SEEDSWEEP_CENSUS_DIR"], "ray-" + os.path.basename(ray_tmp)).write_text(str(os.getpid()))
         yield f"127.0.0.1:{port}"
     finally:
-        kill_tagged(tag, ray_tmp)
-        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        remove_tagged(tag, ray_tmp)
 
 
 def holds_file_under(pid: int, folder: str) -> bool:
@@ -187,6 +185,15 @@ def kill_tagged(tag: str, ray_tmp: str | None = None) -> None:
             proc.kill()
         except psutil.NoSuchProcess:
             pass
+
+
+def remove_tagged(tag: str, ray_tmp: str) -> None:
+    """Clean-up, not a claim: SIGKILL the test's own processes (``kill_tagged``), wait up to 30 s for them to go
+    (not for a killed driver's Ray to exit on its own: its agents wait out Ray's 60 s timeout), then remove
+    ``ray_tmp``."""
+    kill_tagged(tag, ray_tmp)
+    wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
+    shutil.rmtree(ray_tmp, ignore_errors=True)
 
 
 def refused_by_check_and_run(space: Path, out: Path, where: str, problem: str) -> None:

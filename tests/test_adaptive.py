@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from seedsweep.study.errors import UserError
 from seedsweep.study.store.studies import hours_spent
 from seedsweep.study.spec.spacefile import parse_space
 from seedsweep.study.store.rundir import RunDir
-from tests.conftest import REPO, kill_tagged, seedsweep_here, wait_gone
+from tests.conftest import REPO, remove_tagged, seedsweep_here
 from tests.test_claims import RG_CSV
 from tests.test_kill import sigint_when_stored, sigkill_when_stored, stored
 from tests.rundirs import write_synthetic_run
@@ -92,9 +91,7 @@ def test_an_adaptive_study_stops_when_decided_and_a_killed_driver_resumes_to_the
         assert "stopped after 12 configurations: every comparison decided (1)" in again.stderr
         assert f"24 trials in the study; ran {24 - at_kill}, skipped {at_kill} already stored" in again.stderr
     finally:
-        kill_tagged(tag, ray_tmp)          # clean-up, not a claim: what is left is killed, not waited for
-        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        remove_tagged(tag, ray_tmp)
     a, b = RunDir(whole).read_trials().to_pandas(), RunDir(killed).read_trials().to_pandas()
     assert len(b) == b.trial_key.nunique() == 24, "every trial key once"
     assert sorted(a.trial_key) == sorted(b.trial_key)

@@ -26,7 +26,7 @@ from seedsweep.study.store.studies import load_study
 from seedsweep.study.families.command.metrics import MetricsError, MetricsReader, parse_metrics
 from seedsweep.study.families.command.program import start_time
 from seedsweep.study.store.rundir import RunDir
-from tests.conftest import REPO, kill_tagged, refused_by_check_and_run, wait_gone
+from tests.conftest import REPO, refused_by_check_and_run, remove_tagged
 
 EXAMPLE = REPO / "examples" / "pytorch"
 NOTE = "x; touch PWNED && echo $HOME 'quoted' \"double\" `id`"
@@ -274,9 +274,7 @@ def test_the_example_script_as_a_command_survives_a_driver_sigkill_and_resumes(t
             time.sleep(0.2)
         assert live(now) == [], f"children of the resumed study's programs still running: {live(now)}"
     finally:
-        kill_tagged(tag, ray_tmp)          # clean-up, not a claim: what is left is killed, not waited for
-        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        remove_tagged(tag, ray_tmp)
         shutil.rmtree(private_tmp, ignore_errors=True)
     table = RunDir(out).read_trials()
     keys = table["trial_key"].to_pylist()

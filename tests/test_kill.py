@@ -22,7 +22,7 @@ import pytest
 from seedsweep.study.execution.runner import plan_study
 from seedsweep.study.store.studies import load_study
 from seedsweep.study.store.rundir import RunDir
-from tests.conftest import REPO, holds_file_under, kill_tagged, tagged_processes, wait_gone
+from tests.conftest import REPO, holds_file_under, kill_tagged, remove_tagged, tagged_processes, wait_gone
 
 pytestmark = pytest.mark.slow
 
@@ -254,6 +254,4 @@ def test_the_next_command_clears_a_sigkilled_drivers_ray_agents(tmp_path, space_
         assert "missing 0" in err
         assert not record.exists(), "a clean shutdown forgets its record"
     finally:
-        kill_tagged(tag, ray_tmp)          # clean-up, not a claim: what is left is killed, not waited for
-        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        remove_tagged(tag, ray_tmp)

@@ -210,7 +210,7 @@ def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path,
     Ray, in this process): every key stored once, nothing lost or changed."""
     from seedsweep.study.execution.runner import plan_study
     from seedsweep.study.store.studies import load_study
-    from tests.conftest import REPO, kill_tagged, wait_gone
+    from tests.conftest import REPO, remove_tagged
 
     tag = uuid.uuid4().hex
     ray_tmp = tempfile.mkdtemp(prefix="ssf-", dir="/tmp")
@@ -245,9 +245,7 @@ def test_a_driver_killed_while_it_compacts_resumes_with_every_key_once(tmp_path,
         assert done.returncode == 0, log
         assert f"{len(before)} already stored" in log, log
     finally:
-        kill_tagged(tag, ray_tmp)          # clean-up, not a claim: what is left is killed, not waited for
-        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        remove_tagged(tag, ray_tmp)
     after = rd.read_trials(["trial_key", "status", "test_score", "finished_at"]).to_pylist()
     keys = [r["trial_key"] for r in after]
     assert sorted(keys) == sorted(grid), "every trial key exactly once"

@@ -12,7 +12,6 @@ import json
 import math
 import os
 import re
-import shutil
 import sys
 import tempfile
 import uuid
@@ -33,7 +32,7 @@ from seedsweep.study.execution.tuned import run_tuned
 from seedsweep.study.store.studies import journal_path
 from seedsweep.study.errors import UserError
 from seedsweep.study.store.rundir import RunDir
-from tests.conftest import kill_tagged, wait_gone
+from tests.conftest import remove_tagged
 from tests.test_dashboard import FIGURE_READY, Page, browser, dashboard  # noqa: F401,F811 (fixtures)
 from tests.test_kill import sigkill_when_stored, stored
 
@@ -143,9 +142,7 @@ def test_a_tuned_study_asks_the_same_parameters_twice_and_after_a_sigkill_and_a_
                              "--num-cpus", "2", "--quiet"], killed, 52, env,
                             "the study ended before its last wave could be killed")
     finally:
-        kill_tagged(tag, ray_tmp)          # clean-up, not a claim: what is left is killed, not waited for
-        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        remove_tagged(tag, ray_tmp)
     at_kill = stored(killed)
     assert 48 <= at_kill < 64, at_kill                    # in the last wave (positions 12-15)
     journal_path(killed, "crf", 1).unlink()               # lost: rebuilt from the stored rows

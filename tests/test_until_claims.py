@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
 import sys
 import tempfile
 import uuid
@@ -28,7 +27,7 @@ from seedsweep.analysis.stats.claims import judge
 from seedsweep.study.spec.claimsfile import parse_claims
 from seedsweep.study.spec.spacefile import parse_space
 from seedsweep.study.store.rundir import RunDir
-from tests.conftest import kill_tagged, wait_gone
+from tests.conftest import remove_tagged
 from tests.test_adaptive import STUDY as ADAPTIVE, seedsweep
 from tests.test_kill import sigkill_when_stored
 
@@ -167,9 +166,7 @@ def test_a_study_waits_past_its_decisions_for_a_claims_gate_and_a_killed_driver_
             in again.stderr
         assert again.stdout.split("- Claims sealed")[0] == r.stdout.split("- Claims sealed")[0]
     finally:
-        kill_tagged(tag, ray_tmp)          # clean-up, not a claim: what is left is killed, not waited for
-        wait_gone(tag, timeout=30, ray_tmp=ray_tmp, orphans=True)
-        shutil.rmtree(ray_tmp, ignore_errors=True)
+        remove_tagged(tag, ray_tmp)
     b = RunDir(killed).read_trials().to_pandas()
     assert len(b) == b.trial_key.nunique() == 40, "every trial key once"
     # the oracle by hand: CRF won each of the 20 configurations, so the share is 1 and the pair is decided
