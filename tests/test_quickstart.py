@@ -3,18 +3,38 @@ README's quickstart itself, with real taggers, runs in CI through `make quicksta
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
+import uuid
 
+import psutil
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, remove_tagged, tagged_processes
 
 pytestmark = pytest.mark.slow
+
+
+def titles_while_running(proc: subprocess.Popen, tag: str, ray_tmp: str) -> tuple[str, str, dict[int, set[str]]]:
+    """Wait for ``proc`` (its output read meanwhile); every process of the test's own (``tag``, ``ray_tmp``), each
+    with the process titles it was seen with, a look every 0.1 s: (stdout, stderr, titles)."""
+    outputs: list[str] = []
+    reader = threading.Thread(target=lambda: outputs.extend(proc.communicate(timeout=300)))
+    reader.start()
+    titles: dict[int, set[str]] = {}
+    while reader.is_alive():
+        for p in tagged_processes(tag, ray_tmp):
+            with contextlib.suppress(psutil.Error):
+                titles.setdefault(p.pid, set()).add(p.cmdline()[0].strip() if p.cmdline() else "")
+        time.sleep(0.1)
+    reader.join()
+    return outputs[0], outputs[1], titles
 
 
 def test_quickstart_runs_and_prints_the_result_table(tmp_path):
@@ -25,23 +45,31 @@ def test_quickstart_runs_and_prints_the_result_table(tmp_path):
     with open(os.path.join(ray_tmp, "ray", "ray_current_cluster"), "w") as f:
         f.write("127.0.0.1:9")
     # as a user runs it: RAY_AUTH_MODE unset (Ray's default, token authentication; its token in this HOME)
-    env = {**{k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}, "RAY_TMPDIR": ray_tmp,
-           "RAY_ADDRESS": "127.0.0.1:9", "HOME": str(tmp_path / "home")}
+    tag = uuid.uuid4().hex
+    env = {**{k: v for k, v in os.environ.items() if k not in ("RAY_AUTH_MODE", "RAY_prestart_worker_first_driver")},
+           "RAY_TMPDIR": ray_tmp, "RAY_ADDRESS": "127.0.0.1:9", "HOME": str(tmp_path / "home"),
+           "SEEDSWEEP_TEST_TAG": tag}
     try:
-        proc = subprocess.run([sys.executable, "-m", "seedsweep", "run", "search_spaces/synthetic.yaml",
-                               "--out", str(tmp_path / "qs")], cwd=REPO, env=env, capture_output=True,
-                              text=True, timeout=300)
+        proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", "search_spaces/synthetic.yaml",
+                                 "--out", str(tmp_path / "qs")], cwd=REPO, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        stdout, stderr, titles = titles_while_running(proc, tag, ray_tmp)
     finally:
-        shutil.rmtree(ray_tmp, ignore_errors=True)
-    assert proc.returncode == 0, proc.stderr
-    assert "48 trials in the study; ran 48" in proc.stderr
+        remove_tagged(tag, ray_tmp)
+    assert proc.returncode == 0, stderr
+    # every worker process the private Ray started ran a trial: none was started idle and stayed so (Ray starts
+    # one per CPU for the first driver, with no runtime environment, which Tune's trial actors never use)
+    actors = [pid for pid, seen in titles.items() if any(t.startswith("ray::ImplicitFunc") for t in seen)]
+    idle = [pid for pid, seen in titles.items() if {t for t in seen if t.startswith("ray::")} == {"ray::IDLE"}]
+    assert actors and idle == [], titles
+    assert "48 trials in the study; ran 48" in stderr
     # quiet: every line on standard error is seedsweep's own (no warning a user cannot act on)
-    foreign = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("[seedsweep]")
+    foreign = [line for line in stderr.splitlines() if line.strip() and not line.startswith("[seedsweep]")
                and "trials in the study" not in line]
     assert foreign == [], "\n".join(foreign)
     # the injected winner (CRF, +2 points) takes the majority of the 12 configurations
-    row = re.search(r"\| [^|]* \| (\d+) \| win share \| ([\d.]+)%†? \| ([\d.]+)%†? \|", proc.stdout)
-    assert row, proc.stdout
+    row = re.search(r"\| [^|]* \| (\d+) \| win share \| ([\d.]+)%†? \| ([\d.]+)%†? \|", stdout)
+    assert row, stdout
     n, softmax, crf = int(row.group(1)), float(row.group(2)), float(row.group(3))
     assert n == 12 and crf > 50.0 and abs(softmax + crf - 100.0) < 0.2
     status = subprocess.run([sys.executable, "-m", "seedsweep", "status", str(tmp_path / "qs")], cwd=REPO,

@@ -35,9 +35,16 @@ FORWARDED_ENV = ("SEEDSWEEP_DATA", "SEEDSWEEP_EMBEDDINGS", "SEEDSWEEP_CACHE", "S
 # line and our Parquet store (both measured to slow small trials several-fold);
 # its periodic experiment checkpoint serialises every trial's state and
 # seedsweep never restores from it (the store is the record), so it is
-# written once a day at most instead of every few seconds.
+# written once a day at most instead of every few seconds. A private Ray's
+# raylet, started inside the session, reads the last one from its environment:
+# when the first driver connects it starts idle worker processes with no runtime
+# environment, while every Tune trial actor asks for one (Tune gives each its
+# env_vars), so none of those workers ever runs a trial; each holds about 80 MiB
+# to the end of the study (Ray's issue: ray-project/ray#33621). Turned off, a
+# small run took 0.94x the CPU-seconds at the same wall time here
+# (benchmarks/results/prestart-2026-12-07*.json).
 _TUNE_ENV = {"RAY_AIR_NEW_OUTPUT": "0", "TUNE_DISABLE_AUTO_CALLBACK_LOGGERS": "1",
-             "TUNE_GLOBAL_CHECKPOINT_S": "86400"}
+             "TUNE_GLOBAL_CHECKPOINT_S": "86400", "RAY_prestart_worker_first_driver": "0"}
 
 
 @contextmanager
