@@ -33,16 +33,15 @@ browser:
 # in WORKERS parallel pytest-xdist workers, each with one Ray that its tests join (tests of Ray's
 # start, stop or a driver's death start their own): 2, one per core (3 took 30:03 and 3,514 CPU-s,
 # 2 took 21:39 and 2,446: benchmarks/results/suite-durations-2026-12-05-n2.txt). Latest, 852 tests:
-# 23:35 and 2,244 CPU-s, the previous stop's code 23:09 and 2,160 on the same machine
-# (suite-census-2026-12-07-s5.json, suite-census-2026-12-07-s5-before.json): whole-suite runs move by
-# more than a small change saves, so each change is measured on its own tests (suite-parts-*.txt).
+# 22:18 and 2,082 CPU-s (suite-census-2026-12-07-s6.json): whole-suite runs move by more than a
+# small change saves, so each change is measured on its own (suite-parts-*.txt, or a benchmark).
 WORKERS ?= 2
 test: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS) --durations=30
 
 # The inner loop: the tests that are not slow (marked slow, or recorded at 3 s or more in
-# tests/durations.txt: conftest.py): 712 tests, 2:21 and 243 CPU-s
-# (benchmarks/results/test-fast-2026-12-07-s5.txt). make test stays the whole suite.
+# tests/durations.txt: conftest.py): 710 tests, 2:31 and 244 CPU-s
+# (benchmarks/results/test-fast-2026-12-07-s6.txt). make test stays the whole suite.
 test-fast: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -q -n $(WORKERS) -m "not slow" --durations=10
 
