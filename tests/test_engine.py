@@ -4,6 +4,7 @@ growth, failures and retries, compaction."""
 from __future__ import annotations
 
 import hashlib
+import signal
 from pathlib import Path
 
 import pytest
@@ -46,8 +47,11 @@ def digests(folder: Path) -> dict[str, str]:
 
 def test_study_stores_one_row_per_trial_paired_and_finds_the_injected_winner(space_file, tmp_path, ray_local):
     out = tmp_path / "run"
+    handlers = {n: signal.getsignal(getattr(signal, n)) for n in ("SIGINT", "SIGUSR1")}
     summary = study.run(make(space_file, samples=8, seeds=2), out)
     assert summary.total == 8 * 3 * 2 and summary.counts == {"ok": 48}
+    # the fit ran in this (main) thread: Tune's Ctrl-C handler is gone with it, this process's own is back
+    assert {n: signal.getsignal(getattr(signal, n)) for n in handlers} == handlers
     assert len(list((out / "trials").glob("*.parquet"))) == 48
     df = analysis.load(out)
     assert len(df) == 48 and df.trial_key.is_unique

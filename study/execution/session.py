@@ -14,8 +14,10 @@ import json
 import logging
 import os
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -268,15 +270,33 @@ def _start(address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
 
 
 @contextmanager
+def _own_signal_handlers() -> Iterator[None]:
+    """Put back, on exit, the SIGINT and SIGUSR1 handlers this (main) thread had on entry."""
+    names = [n for n in ("SIGINT", "SIGUSR1") if hasattr(signal, n)]
+    main = threading.current_thread() is threading.main_thread()
+    saved = {n: signal.getsignal(getattr(signal, n)) for n in names} if main else {}
+    try:
+        yield
+    finally:
+        for n, handler in saved.items():
+            if handler is not None and signal.getsignal(getattr(signal, n)) is not handler:
+                signal.signal(getattr(signal, n), handler)
+
+
+@contextmanager
 def ray_session(*, address: str | None, num_cpus: int | None, ray_temp_dir: str | None,
                 runtime_env: dict[str, Any] | None = None) -> Iterator[str]:
     """Ray started or joined, Tune's environment set and its loggers quiet;
     yields a fresh Tune storage folder. Everything is undone on exit (Ray is
     shut down only when this session started it). ``runtime_env``: what every
-    worker gets (the folder that travels, :mod:`study.execution.shipping`)."""
+    worker gets (the folder that travels, :mod:`study.execution.shipping`).
+    The process's SIGINT and SIGUSR1 handlers are restored too: a fit in the
+    main thread installs Tune's, which would otherwise outlive the session, so
+    the next Ctrl-C in a notebook or a Python session would only end a Tune
+    run that is over (and say so), not interrupt what runs then."""
     import ray
 
-    with tune_environment():
+    with tune_environment(), _own_signal_handlers():
         started, record = _start(address, num_cpus, ray_temp_dir, runtime_env)
         remove_stale_tune_folders()
         storage = tempfile.mkdtemp(prefix=f"{TUNE_PREFIX}{os.getpid()}-")
