@@ -6,8 +6,9 @@ those workers never run a trial. ``seedsweep run`` turns that start off for the
 private Ray it starts (``RAY_prestart_worker_first_driver=0``, read by the
 raylet from its environment; a user's own setting wins). Both ways here, in
 one run, alternating: Ray's default (the variable set to 1 by this script: the
-peer) and seedsweep's. Each run is the same 6-trial synthetic study on a
-private Ray with ``--num-cpus 2`` (or ``--cpus N``), into a fresh folder.
+peer) and seedsweep's. Each run is the same 6-trial synthetic study (or,
+``--study adaptive``, test_adaptive's ``until:`` study) on a private Ray with
+``--num-cpus 2`` (or ``--cpus N``), into a fresh folder.
 CPU-seconds are the machine's busy time from ``/proc/stat`` over each run
 (every process), wall seconds beside; the Ray worker processes of the run
 are counted by a look every 0.1 s: trial actors and workers that only ever
@@ -40,6 +41,10 @@ sys.path.insert(0, str(HERE))
 from benchmarks.ray_cost import busy_seconds  # noqa: E402  (the machine's busy CPU-s, /proc/stat)
 from tests.conftest import remove_tagged, tagged_processes  # noqa: E402
 from tests.test_address import SPACE  # noqa: E402  (3 configurations x 2 options, 3 epochs)
+from tests.test_adaptive import STUDY as ADAPTIVE  # noqa: E402  (an until: study, waves of 4 configurations)
+
+#: ``--study``: the 6-trial study, or test_adaptive's until: study (24 trials in 3 waves, 0.2 s epochs)
+STUDIES = {"small": SPACE, "adaptive": ADAPTIVE.replace("epoch_seconds: 0.4", "epoch_seconds: 0.2")}
 
 
 def one_run(space: Path, folder: Path, cpus: int, prestart: str | None) -> dict:
@@ -84,6 +89,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=6)
     p.add_argument("--cpus", type=int, default=2)
+    p.add_argument("--study", choices=sorted(STUDIES), default="small")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
     ways = {"ray default (prestart)": "1", "seedsweep (no prestart)": None}
@@ -91,7 +97,7 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="prestart-"))
     try:
         space = folder / "cost.yaml"
-        space.write_text(SPACE)
+        space.write_text(STUDIES[args.study])
         for _ in range(args.reps):
             for way, value in ways.items():
                 runs[way].append(one_run(space, folder, args.cpus, value))
@@ -106,8 +112,8 @@ def main() -> None:
     a, b = (out["medians"][w] for w in ways)
     out["cpu_ratio"], out["wall_ratio"] = b["cpu_s"] / a["cpu_s"], b["wall_s"] / a["wall_s"]
     print(f"seedsweep / ray default: {out['cpu_ratio']:.2f} of the CPU-seconds, {out['wall_ratio']:.2f} of the wall time")
-    out.update(reps=args.reps, cpus=args.cpus, machine_cpus=os.cpu_count(), python=platform.python_version(),
-               command="benchmarks/prestart.py " + " ".join(sys.argv[1:]))
+    out.update(reps=args.reps, cpus=args.cpus, study=args.study, machine_cpus=os.cpu_count(),
+               python=platform.python_version(), command="benchmarks/prestart.py " + " ".join(sys.argv[1:]))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
 
