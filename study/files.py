@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 __all__ = ["TMP_PREFIX", "write_table", "write_bytes", "write_text", "write_json", "file_sha256", "stable_hash", "is_uri",
-           "note_read", "reads", "folder_under"]
+           "note_read", "reads", "folder_under", "stat_stamp"]
 
 #: Name prefix of a file still being written (readers skip it; ``prepare`` removes it).
 TMP_PREFIX = ".tmp-"
@@ -141,3 +141,13 @@ def folder_under(base: str, path: str | None) -> Path:
     root = Path(base or os.getcwd())
     given = Path(path or ".").expanduser()
     return (given if given.is_absolute() else root / given).resolve()
+
+
+def stat_stamp(path: str | Path) -> str:
+    """``mtime_ns:size`` of ``path`` (a file or folder), or ``-`` where there is nothing: what a
+    run directory's signature is made of."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "-"
+    return f"{st.st_mtime_ns}:{st.st_size}"

@@ -352,6 +352,30 @@ def test_a_part_the_watcher_cannot_read_is_named_on_the_page_over_the_last_view(
     views.stopped.set()
 
 
+def test_a_trial_stored_while_the_signature_is_taken_gives_no_torn_signature(tmp_path, monkeypatch):
+    """A part that appears between the trials folder's ``stat`` and its listing (seen in CI: the
+    watcher then kept a signature that no state of the directory has, and the page's poll disagreed
+    with it): the signature returned is the directory's state after the part, as taken afterwards."""
+    from seedsweep.study.store.rundir import RunDir
+
+    out = tmp_path / "run"
+    write_synthetic_run(out, STUDY, only=4)
+    rd = RunDir(out)
+    os.utime(rd.trials_dir, ns=(10**18, 10**18))       # an older folder time: the new part's is surely another
+    listdir, planted = os.listdir, []
+
+    def listing_after_a_part(path):
+        if not planted and Path(path) == Path(rd.trials_dir):
+            planted.append(Path(path) / "c99999%2Fclassifier%3Dcrf%2Fseed%3D1.parquet")
+            planted[0].write_bytes(b"")
+        return listdir(path)
+
+    monkeypatch.setattr(os, "listdir", listing_after_a_part)
+    during = rd.signature()
+    monkeypatch.setattr(os, "listdir", listdir)
+    assert planted and during == rd.signature()
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt: Linux only")
 def test_the_dashboard_process_can_keep_its_freed_memory():
     """After keep_freed_memory, 100 MiB freed and allocated again is served

@@ -38,7 +38,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..errors import UserError
-from ..files import TMP_PREFIX, write_json
+from ..files import TMP_PREFIX, stat_stamp, write_json
 from ..schema import escape_key, unescape_key
 from .backends import open_storage
 from .shards import compact_all, fold, read_resolved, shard_name, shard_seq, stored_keys
@@ -288,19 +288,17 @@ class RunDir:
 
     def signature(self) -> str:
         """Changes whenever a trial is stored, the directory is compacted, the
-        driver's progress file or the manifest or sealed claims are rewritten (cheap: a few ``stat`` calls)."""
-        parts = []
-        for p in (self.trials_dir, self.shards_dir, self.compacted_trials, self.progress_path, self.import_path,
-                  self.manifest_path, self.claims_path):
+        driver's progress file or the manifest or sealed claims are rewritten (cheap: a few ``stat`` calls).
+        Not torn: taken again (up to 10 times) until the trials folder's time is the same after its listing."""
+        for _ in range(10):
+            parts = [stat_stamp(p) for p in (self.trials_dir, self.shards_dir, self.compacted_trials,
+                                             self.progress_path, self.import_path, self.manifest_path, self.claims_path)]
             try:
-                st = os.stat(p)
-                parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+                parts.append(str(len(os.listdir(self.trials_dir))))
             except OSError:
-                parts.append("-")
-        try:
-            parts.append(str(len(os.listdir(self.trials_dir))))
-        except OSError:
-            parts.append("0")
+                parts.append("0")
+            if stat_stamp(self.trials_dir) == parts[0]:
+                break
         return "|".join(parts)
 
     @staticmethod
