@@ -33,13 +33,11 @@ import time
 import uuid
 from pathlib import Path
 
-import psutil
-
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
 from benchmarks.ray_cost import busy_seconds  # noqa: E402  (the machine's busy CPU-s, /proc/stat)
-from tests.conftest import remove_tagged, tagged_processes  # noqa: E402
+from tests.conftest import idle_workers_and_trial_actors, remove_tagged, titles_while_running  # noqa: E402
 from tests.test_address import SPACE  # noqa: E402  (3 configurations x 2 options, 3 epochs)
 from tests.test_adaptive import STUDY as ADAPTIVE  # noqa: E402  (an until: study, waves of 4 configurations)
 
@@ -55,31 +53,19 @@ def one_run(space: Path, folder: Path, cpus: int, prestart: str | None) -> dict:
     env.pop("RAY_prestart_worker_first_driver", None)
     if prestart is not None:
         env["RAY_prestart_worker_first_driver"] = prestart
-    titles: dict[int, set[str]] = {}
     rss: dict[int, int] = {}
     cpu, wall = busy_seconds(), time.monotonic()
     try:
         proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(space), "--out",
                                  str(folder / uuid.uuid4().hex), "--quiet", "--num-cpus", str(cpus)],
                                 env=env, cwd=HERE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        while proc.poll() is None:
-            for p in tagged_processes(tag, ray_tmp):
-                try:
-                    title = p.cmdline()[0].strip() if p.cmdline() else ""
-                    titles.setdefault(p.pid, set()).add(title)
-                    rss[p.pid] = max(rss.get(p.pid, 0), p.memory_info().rss)
-                except psutil.Error:
-                    continue
-            time.sleep(0.1)
-        err = proc.stderr.read()
+        _, err, titles = titles_while_running(proc, tag, ray_tmp, rss)
         cpu, wall = busy_seconds() - cpu, time.monotonic() - wall
     finally:
         remove_tagged(tag, ray_tmp)
     if proc.returncode != 0:
         raise SystemExit(err)
-    ray_titles = {pid: {t for t in seen if t.startswith("ray::")} for pid, seen in titles.items()}
-    idle = [pid for pid, seen in ray_titles.items() if seen == {"ray::IDLE"}]
-    actors = [pid for pid, seen in ray_titles.items() if any(t.startswith("ray::ImplicitFunc") for t in seen)]
+    idle, actors = idle_workers_and_trial_actors(titles)
     return {"cpu_s": cpu, "wall_s": wall, "trial_actors": len(actors), "idle_workers": len(idle),
             "idle_worker_rss_mib": max((rss[pid] for pid in idle), default=0) / 2**20}
 

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -100,6 +101,33 @@ def worker_ray():
         yield f"127.0.0.1:{port}"
     finally:
         remove_tagged(tag, ray_tmp)
+
+
+def titles_while_running(proc: subprocess.Popen, tag: str, ray_tmp: str,
+                         rss: dict[int, int] | None = None) -> tuple[str, str, dict[int, set[str]]]:
+    """Wait for ``proc`` (its output read meanwhile), looking every 0.1 s at the test's own processes
+    (``tag``, ``ray_tmp``): (stdout, stderr, each process's titles seen); ``rss``, when given, gets
+    each process's largest resident memory."""
+    outputs: list[str] = []
+    reader = threading.Thread(target=lambda: outputs.extend(proc.communicate(timeout=300)))
+    reader.start()
+    titles: dict[int, set[str]] = {}
+    while reader.is_alive():
+        for p in tagged_processes(tag, ray_tmp):
+            with contextlib.suppress(psutil.Error):
+                titles.setdefault(p.pid, set()).add(p.cmdline()[0].strip() if p.cmdline() else "")
+                if rss is not None:
+                    rss[p.pid] = max(rss.get(p.pid, 0), p.memory_info().rss)
+        time.sleep(0.1)
+    reader.join()
+    return outputs[0], outputs[1], titles
+
+
+def idle_workers_and_trial_actors(titles: dict[int, set[str]]) -> tuple[list[int], list[int]]:
+    """Of :func:`titles_while_running`'s processes: the Ray workers only ever seen idle, and the trial actors."""
+    ray_titles = {pid: {t for t in seen if t.startswith("ray::")} for pid, seen in titles.items()}
+    return ([pid for pid, seen in ray_titles.items() if seen == {"ray::IDLE"}],
+            [pid for pid, seen in ray_titles.items() if any(t.startswith("ray::ImplicitFunc") for t in seen)])
 
 
 def holds_file_under(pid: int, folder: str) -> bool:

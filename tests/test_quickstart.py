@@ -3,38 +3,18 @@ README's quickstart itself, with real taggers, runs in CI through `make quicksta
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import subprocess
 import sys
 import tempfile
-import threading
-import time
 import uuid
 
-import psutil
 import pytest
 
-from tests.conftest import REPO, remove_tagged, tagged_processes
+from tests.conftest import REPO, idle_workers_and_trial_actors, remove_tagged, titles_while_running
 
 pytestmark = pytest.mark.slow
-
-
-def titles_while_running(proc: subprocess.Popen, tag: str, ray_tmp: str) -> tuple[str, str, dict[int, set[str]]]:
-    """Wait for ``proc`` (its output read meanwhile); every process of the test's own (``tag``, ``ray_tmp``), each
-    with the process titles it was seen with, a look every 0.1 s: (stdout, stderr, titles)."""
-    outputs: list[str] = []
-    reader = threading.Thread(target=lambda: outputs.extend(proc.communicate(timeout=300)))
-    reader.start()
-    titles: dict[int, set[str]] = {}
-    while reader.is_alive():
-        for p in tagged_processes(tag, ray_tmp):
-            with contextlib.suppress(psutil.Error):
-                titles.setdefault(p.pid, set()).add(p.cmdline()[0].strip() if p.cmdline() else "")
-        time.sleep(0.1)
-    reader.join()
-    return outputs[0], outputs[1], titles
 
 
 def test_quickstart_runs_and_prints_the_result_table(tmp_path):
@@ -59,8 +39,7 @@ def test_quickstart_runs_and_prints_the_result_table(tmp_path):
     assert proc.returncode == 0, stderr
     # every worker process the private Ray started ran a trial: none was started idle and stayed so (Ray starts
     # one per CPU for the first driver, with no runtime environment, which Tune's trial actors never use)
-    actors = [pid for pid, seen in titles.items() if any(t.startswith("ray::ImplicitFunc") for t in seen)]
-    idle = [pid for pid, seen in titles.items() if {t for t in seen if t.startswith("ray::")} == {"ray::IDLE"}]
+    idle, actors = idle_workers_and_trial_actors(titles)
     assert actors and idle == [], titles
     assert "48 trials in the study; ran 48" in stderr
     # quiet: every line on standard error is seedsweep's own (no warning a user cannot act on)

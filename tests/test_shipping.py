@@ -92,9 +92,14 @@ GPU_STUDY = FUNCTION_STUDY.replace("samples: 4", "samples: 8").replace(
     "train: {max_epochs: 2, patience: 2}", "train: {max_epochs: 2, patience: 2}\nresources: {cpu: 0.5, gpu: 0.5}")
 
 
-def _function_folder(root: Path, name: str) -> Path:
-    shutil.rmtree(SEEN, ignore_errors=True)         # no worker node has a trial of this test's study yet
+def _no_node_seen() -> None:
+    """No worker node has a trial of this test's study yet (:data:`BOTH_NODES`)."""
+    shutil.rmtree(SEEN, ignore_errors=True)
     SEEN.mkdir()
+
+
+def _function_folder(root: Path, name: str) -> Path:
+    _no_node_seen()
     folder = root / name
     (folder / "data").mkdir(parents=True)
     write_yaml(folder, FUNCTION_STUDY, "study.yaml")
@@ -105,8 +110,7 @@ def _function_folder(root: Path, name: str) -> Path:
 
 
 def _command_folder(root: Path, name: str) -> Path:
-    shutil.rmtree(SEEN, ignore_errors=True)
-    SEEN.mkdir()
+    _no_node_seen()
     folder = root / name
     (folder / "data").mkdir(parents=True)
     (folder / "prog").mkdir()
