@@ -38,6 +38,12 @@ def pytest_runtest_logstart(nodeid, location):
         Path(CENSUS, str(os.getpid())).write_text(nodeid)
 
 
+def pytest_runtest_logfinish(nodeid, location):
+    """Under the census, say that this process runs no test now (its idle time between tests is nobody's)."""
+    if CENSUS:
+        Path(CENSUS, str(os.getpid())).write_text("")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield

@@ -38,6 +38,7 @@ from collections import defaultdict
 from datetime import datetime, timezone
 
 HZ = os.sysconf("SC_CLK_TCK")
+CORES = os.cpu_count() or 1
 KINDS = [  # (pattern in the command line, kind), first match wins
     (r"^ray::ImplicitFunc|^ray::_Inner|^ray::.*Trainable", "Ray trial actor"),
     (r"^ray::IDLE|default_worker\.py", "Ray idle worker"),
@@ -87,15 +88,25 @@ def owners(folder: str | None) -> tuple[dict, dict]:
     return tests, rays
 
 
-def sample(seen: dict, stop: threading.Event, exclude: set[int], folder: str | None = None) -> None:
+def sample(seen: dict, stop: threading.Event, exclude: set[int], folder: str | None = None,
+           idle: list | None = None) -> None:
     """Fill ``seen[(pid, start)] = row`` until ``stop``; a row is [cpu, cmd, test, cpu when first seen at the
     start, owner, cpu when first owned, {test: CPU-s while it ran}]. A process is owned by a pytest process
     (``owner``) when it is one, when it belongs to that process's own Ray (its ``RAY_TMPDIR``), or when its
     parent is owned; an owned process's CPU is charged, sample by sample, to the test its owner runs then
-    (a module's browser, a test's subprocess). One that is not owned and carries no test takes its parent's."""
+    (a module's browser, a test's subprocess). One that is not owned and carries no test takes its parent's.
+    ``idle`` gets, per sample, [seconds since the start, the machine's idle core-seconds since the last
+    sample, the tests the pytest processes run now]."""
     first = True
+    t0 = last = time.monotonic()
+    busy_last = machine_busy()
     while not stop.is_set():
         tests, rays = owners(folder)
+        if idle is not None:
+            now, busy = time.monotonic(), machine_busy()
+            idle.append([round(now - t0, 2), round(max(0.0, CORES * (now - last) - (busy - busy_last)), 3),
+                         sorted(t.rsplit(" (", 1)[0] for t in tests.values() if t)])
+            last, busy_last = now, busy
         parents: dict = {}
         tested: dict = {}
         listed = []
@@ -200,6 +211,28 @@ def summarise(rows: list, busy: float | None, wall: float | None, top: int) -> d
     }
 
 
+def idle_summary(idle: list, top: int) -> dict:
+    """Where the machine's cores sat idle: in all, with no test running, with one test running
+    (the other workers between tests or done), and by test (a sample's idle core-seconds shared
+    equally by the tests running then); and the busy cores per minute."""
+    by_test: dict = defaultdict(float)
+    alone = none = 0.0
+    minutes: dict = defaultdict(float)
+    for t, free, running in idle:
+        minutes[int(t // 60)] += free
+        if not running:
+            none += free
+        elif len(running) == 1:
+            alone += free
+        for test in running:
+            by_test[test] += free / len(running)
+    tests = sorted(by_test.items(), key=lambda kv: -kv[1])
+    return {"idle_core_s": round(sum(f for _, f, _ in idle), 1), "with_no_test_running": round(none, 1),
+            "with_one_test_running": round(alone, 1),
+            "idle_cores_by_minute": [round(minutes[m] / 60, 2) for m in range(max(minutes, default=-1) + 1)],
+            "by_test": [{"test": t, "idle_core_s": round(v, 1)} for t, v in tests[:top]]}
+
+
 def report(summary: dict) -> None:
     """Print the summary as three short tables."""
     print(f"sampled {summary['sampled_cpu_s']:.0f} CPU-s; machine busy {summary['machine_busy_cpu_s']} CPU-s; "
@@ -214,6 +247,12 @@ def report(summary: dict) -> None:
     for t in summary["by_test"][:40]:
         kinds = ", ".join(f"{n} {v:.0f}" for n, v in list(t["kinds"].items())[:3])
         print(f"{t['cpu_s']:9.1f}  {t['test']}  ({kinds})")
+    if summary.get("idle"):
+        i = summary["idle"]
+        print(f"\nidle core-seconds: {i['idle_core_s']} ({i['with_no_test_running']} with no test running, "
+              f"{i['with_one_test_running']} with one); idle cores by minute: {i['idle_cores_by_minute']}")
+        for t in i["by_test"][:25]:
+            print(f"{t['idle_core_s']:9.1f}  {t['test']}")
 
 
 def main() -> int:
@@ -228,13 +267,17 @@ def main() -> int:
     if args.source:
         saved = json.load(open(args.source))
         summary = summarise(saved["rows"], saved.get("busy"), saved.get("wall"), args.top)
+        if saved.get("idle"):
+            summary["idle"] = idle_summary(saved["idle"], args.top)
     else:
         if not args.command:
             ap.error("give the command to run after --, or --from a raw sample")
         seen: dict = {}
+        idle: list = []
         stop = threading.Event()
         folder = tempfile.mkdtemp(prefix="census-")       # the suite's conftest writes who runs what here
-        sampler = threading.Thread(target=sample, args=(seen, stop, {os.getpid()}, folder), daemon=True)
+        sampler = threading.Thread(target=sample, args=(seen, stop, {os.getpid()}, folder, idle),
+                                   daemon=True)
         b0, t0 = machine_busy(), time.monotonic()
         sampler.start()
         proc = subprocess.Popen(args.command, env={**os.environ, "SEEDSWEEP_CENSUS_DIR": folder})
@@ -249,8 +292,9 @@ def main() -> int:
         rows = flatten(seen)
         shutil.rmtree(folder, ignore_errors=True)
         if args.raw:
-            json.dump({"rows": rows, "busy": busy, "wall": wall}, open(args.raw, "w"))
+            json.dump({"rows": rows, "busy": busy, "wall": wall, "idle": idle}, open(args.raw, "w"))
         summary = summarise(rows, busy, wall, args.top)
+        summary["idle"] = idle_summary(idle, args.top)
         summary.update(command=" ".join(args.command), returncode=rc)
     summary["date"] = f"{datetime.now(timezone.utc):%Y-%m-%d}"
     report(summary)
