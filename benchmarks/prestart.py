@@ -8,7 +8,9 @@ raylet from its environment; a user's own setting wins). Both ways here, in
 one run, alternating: Ray's default (the variable set to 1 by this script: the
 peer) and seedsweep's. Each run is the same 6-trial synthetic study (or,
 ``--study adaptive``, test_adaptive's ``until:`` study) on a private Ray with
-``--num-cpus 2`` (or ``--cpus N``), into a fresh folder.
+``--num-cpus 2`` (or ``--cpus N``), into a fresh folder; ``--ray-start``: joined to a head
+started for the run by ``ray start --head`` with the variable in its environment, as a
+cluster file's start command would set it (seedsweep's own way there is 0).
 CPU-seconds are the machine's busy time from ``/proc/stat`` over each run
 (every process), wall seconds beside; the Ray worker processes of the run
 are counted by a look every 0.1 s: trial actors and workers that only ever
@@ -37,7 +39,8 @@ HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
 from benchmarks.ray_cost import busy_seconds  # noqa: E402  (the machine's busy CPU-s, /proc/stat)
-from tests.conftest import idle_workers_and_trial_actors, remove_tagged, titles_while_running  # noqa: E402
+from tests.conftest import (free_port, idle_workers_and_trial_actors, remove_tagged,  # noqa: E402
+                            titles_while_running)
 from tests.test_address import SPACE  # noqa: E402  (3 configurations x 2 options, 3 epochs)
 from tests.test_adaptive import STUDY as ADAPTIVE  # noqa: E402  (an until: study, waves of 4 configurations)
 
@@ -45,8 +48,10 @@ from tests.test_adaptive import STUDY as ADAPTIVE  # noqa: E402  (an until: stud
 STUDIES = {"small": SPACE, "adaptive": ADAPTIVE.replace("epoch_seconds: 0.4", "epoch_seconds: 0.2")}
 
 
-def one_run(space: Path, folder: Path, cpus: int, prestart: str | None) -> dict:
-    """One private-Ray run; ``prestart``: the variable's value (None: unset, seedsweep's own setting)."""
+def one_run(space: Path, folder: Path, cpus: int, prestart: str | None, ray_start: bool = False) -> dict:
+    """One private-Ray run; ``prestart``: the variable's value (None: unset, seedsweep's own setting).
+    ``ray_start``: the run joins (``--address``) a head started for it with ``ray start --head``, the
+    variable in that command's environment as a cluster file's start command would set it (unset: 0)."""
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssp-", dir="/tmp")
     env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
     env.pop("RAY_ADDRESS", None)
@@ -55,9 +60,19 @@ def one_run(space: Path, folder: Path, cpus: int, prestart: str | None) -> dict:
         env["RAY_prestart_worker_first_driver"] = prestart
     rss: dict[int, int] = {}
     cpu, wall = busy_seconds(), time.monotonic()
+    where = ["--num-cpus", str(cpus)]
     try:
+        if ray_start:
+            port = free_port()
+            head = subprocess.run([str(Path(sys.executable).parent / "ray"), "start", "--head", f"--port={port}",
+                                   f"--num-cpus={cpus}", f"--temp-dir={ray_tmp}", "--include-dashboard=false",
+                                   "--disable-usage-stats"], capture_output=True, text=True, timeout=180,
+                                  env={**env, "RAY_prestart_worker_first_driver": prestart or "0"})
+            if head.returncode != 0:
+                raise SystemExit(head.stderr)
+            where = ["--address", f"127.0.0.1:{port}"]
         proc = subprocess.Popen([sys.executable, "-m", "seedsweep", "run", str(space), "--out",
-                                 str(folder / uuid.uuid4().hex), "--quiet", "--num-cpus", str(cpus)],
+                                 str(folder / uuid.uuid4().hex), "--quiet", *where],
                                 env=env, cwd=HERE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         _, err, titles = titles_while_running(proc, tag, ray_tmp, rss)
         cpu, wall = busy_seconds() - cpu, time.monotonic() - wall
@@ -76,6 +91,8 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=6)
     p.add_argument("--cpus", type=int, default=2)
     p.add_argument("--study", choices=sorted(STUDIES), default="small")
+    p.add_argument("--ray-start", action="store_true",
+                   help="join a head started with `ray start --head` (the variable in its environment), not a private Ray")
     p.add_argument("--json", type=Path)
     args = p.parse_args()
     ways = {"ray default (prestart)": "1", "seedsweep (no prestart)": None}
@@ -86,7 +103,7 @@ def main() -> None:
         space.write_text(STUDIES[args.study])
         for _ in range(args.reps):
             for way, value in ways.items():
-                runs[way].append(one_run(space, folder, args.cpus, value))
+                runs[way].append(one_run(space, folder, args.cpus, value, args.ray_start))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     out: dict = {"runs": runs, "medians": {}}
@@ -98,7 +115,7 @@ def main() -> None:
     a, b = (out["medians"][w] for w in ways)
     out["cpu_ratio"], out["wall_ratio"] = b["cpu_s"] / a["cpu_s"], b["wall_s"] / a["wall_s"]
     print(f"seedsweep / ray default: {out['cpu_ratio']:.2f} of the CPU-seconds, {out['wall_ratio']:.2f} of the wall time")
-    out.update(reps=args.reps, cpus=args.cpus, study=args.study, machine_cpus=os.cpu_count(),
+    out.update(reps=args.reps, cpus=args.cpus, study=args.study, ray_start=args.ray_start, machine_cpus=os.cpu_count(),
                python=platform.python_version(), command="benchmarks/prestart.py " + " ".join(sys.argv[1:]))
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")

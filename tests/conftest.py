@@ -83,7 +83,8 @@ def worker_ray():
     forwards to its workers (``FORWARDED_ENV``: SEEDSWEEP_DATA…), as a cluster's nodes are, so that a
     test of that forwarding can join it (tests/test_address.py)."""
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssw-", dir="/tmp")
-    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled"}
+    env = {**os.environ, "SEEDSWEEP_TEST_TAG": tag, "RAY_TMPDIR": ray_tmp, "RAY_AUTH_MODE": "disabled",
+           "RAY_prestart_worker_first_driver": "0"}          # as the cluster files start their head
     env.pop("RAY_ADDRESS", None)
     from seedsweep.study.execution.session import FORWARDED_ENV     # the engine: only where a Ray is started
 
