@@ -32,8 +32,8 @@ browser:
 # Runs the whole test suite (the slow end-to-end tests with real Ray included)
 # in WORKERS parallel pytest-xdist workers, each with one Ray that its tests join (tests of Ray's
 # start, stop or a driver's death start their own): 2, one per core (3 took 30:03 and 3,514 CPU-s,
-# 2 took 21:39 and 2,446: benchmarks/results/suite-durations-2026-12-05-n2.txt). Latest, 852 tests:
-# 22:18 and 2,082 CPU-s (suite-census-2026-12-07-s6.json): whole-suite runs move by more than a
+# 2 took 21:39 and 2,446: benchmarks/results/suite-durations-2026-12-05-n2.txt). Latest, 853 tests:
+# 19:30 and 1,997 CPU-s (suite-census-2026-12-07-s7.json): whole-suite runs move by more than a
 # small change saves, so each change is measured on its own (suite-parts-*.txt, or a benchmark).
 WORKERS ?= 2
 test: setup browser
