@@ -40,8 +40,8 @@ test: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -ra -n $(WORKERS) --durations=30
 
 # The inner loop: the tests that are not slow (marked slow, or recorded at 3 s or more in
-# tests/durations.txt: conftest.py): 710 tests, 2:31 and 244 CPU-s
-# (benchmarks/results/test-fast-2026-12-07-s6.txt). make test stays the whole suite.
+# tests/durations.txt: conftest.py): 713 tests, 1:58 and 225 CPU-s
+# (benchmarks/results/test-fast-2026-12-07-s7.txt). make test stays the whole suite.
 test-fast: setup browser
 	RAY_AUTH_MODE=disabled $(BIN)/python -m pytest -q -n $(WORKERS) -m "not slow" --durations=10
 
