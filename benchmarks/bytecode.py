@@ -48,6 +48,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
+from benchmarks.ray_cost import busy_seconds  # noqa: E402  (the machine's busy CPU-s, /proc/stat)
 from tests.conftest import kill_tagged  # noqa: E402  (a private Ray's leftovers, by the run's tag)
 from tests.test_address import SPACE  # noqa: E402  (3 configurations x 2 options, 3 epochs)
 
@@ -90,13 +91,6 @@ def cpu_of(argv: list[str], env: dict, cwd: Path) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def busy() -> float:
-    """The machine's busy CPU-seconds (a Ray's daemons are not the driver's children)."""
-    with open("/proc/stat") as f:
-        v = [int(x) for x in f.readline().split()[1:]]
-    return (v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / os.sysconf("SC_CLK_TCK")
-
-
 def one(case: str, folder: Path) -> float:
     """One measurement of ``case``."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "RAY_AUTH_MODE": "disabled"}
@@ -109,12 +103,12 @@ def one(case: str, folder: Path) -> float:
         return cpu_of([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "-q"], env, HERE)
     tag, ray_tmp = uuid.uuid4().hex, tempfile.mkdtemp(prefix="ssb-", dir="/tmp")
     env.update(SEEDSWEEP_TEST_TAG=tag, RAY_TMPDIR=ray_tmp)
-    start = busy()
+    start = busy_seconds()                  # the machine's: a Ray's daemons are not the driver's children
     try:
         cpu_of([sys.executable, "-m", "seedsweep", "run", str(folder / "space.yaml"), "--out",
                 str(folder / uuid.uuid4().hex), "--quiet", "--num-cpus", "2"], env, HERE)
         time.sleep(1.0)                      # Ray's daemons finish stopping
-        return busy() - start
+        return busy_seconds() - start
     finally:
         kill_tagged(tag, ray_tmp)
         shutil.rmtree(ray_tmp, ignore_errors=True)

@@ -4,8 +4,6 @@ own launcher checks, and ours (what Ray does not check)."""
 from __future__ import annotations
 
 import copy
-import os
-import subprocess
 
 import pytest
 import yaml
@@ -59,14 +57,11 @@ def test_setup_installs_from_the_lock_with_the_cluster_extra(name):
 def test_the_head_starts_no_idle_workers_for_its_first_driver(name):
     """Tune gives every trial actor a runtime environment, so the workers a head starts for its first
     driver never run a trial: 2 idle workers, 80 MiB each, with the variable at 1, none at 0
-    (benchmarks/results/prestart-2026-12-07-ray-start-8cpus.json). The shell that runs the line
-    puts the assignment in ``ray start``'s environment, and the raylet inherits it."""
+    (benchmarks/results/prestart-2026-12-07-ray-start-8cpus.json, whose head is started with the
+    variable in ``ray start``'s environment, as the shell running this line puts it there)."""
     starts = [c for c in load(name)["head_start_ray_commands"] if "ray start" in c]
     assert len(starts) == 1, starts
     assert starts[0].startswith("RAY_prestart_worker_first_driver=0 ~/seedsweep/.venv/bin/ray start --head"), starts
-    shell = subprocess.run(["bash", "-c", starts[0].split(" ~/", 1)[0] + " printenv RAY_prestart_worker_first_driver"],
-                           capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
-    assert shell.stdout.strip() == "0", shell
 
 
 def test_aws_node_types_declare_resources_and_gpu_workers_autoscale_from_zero():
